@@ -1,0 +1,28 @@
+// The edge's client factory: @neondatabase/serverless over a WebSocket, as on Workers.
+// A Worker cannot keep a client across requests, so each request connects once and closes.
+import { Client, neonConfig } from '@neondatabase/serverless'
+import { drizzle } from 'drizzle-orm/neon-serverless'
+import * as schema from './schema.ts'
+
+export interface EdgeDbConfig {
+  url: string
+  /** Local only: "host:port" of the WebSocket→TCP bridge standing in for Neon's proxy. */
+  wsProxy?: string
+}
+
+export function edgeClient(config: EdgeDbConfig): Client {
+  if (config.wsProxy) {
+    const proxy = config.wsProxy
+    neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`
+    neonConfig.useSecureWebSocket = false
+    neonConfig.pipelineTLS = false
+    neonConfig.pipelineConnect = false
+  }
+  return new Client({ connectionString: config.url })
+}
+
+export function edgeDb(client: Client) {
+  return drizzle(client, { schema })
+}
+
+export type EdgeDb = ReturnType<typeof edgeDb>

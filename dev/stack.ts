@@ -1,0 +1,85 @@
+// The local stack, shared by `npm run dev` and the integration tests' global setup:
+// Postgres → pgbouncer → WebSocket bridge → wrangler dev (the Worker), and the S3 server.
+import { mkdirSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { migrateTo } from '../db/migrate.ts'
+import { startBridge } from './wsbridge.ts'
+import { pgbouncerBinary, startPgbouncer } from './pgbouncer.ts'
+import { PG_DATABASE, PG_PASSWORD, PG_USER, startPostgres } from './postgres.ts'
+import { stackPorts, type StackPorts } from './ports.ts'
+import { startS3rver } from './s3.ts'
+import { startWrangler } from './wrangler.ts'
+import type { S3Config } from '../iceberg/io/s3.ts'
+
+export interface StackOptions {
+  dir: string
+  basePort?: number
+  bootstrapSecret: string
+  bucket?: string
+  log?: (line: string) => void
+}
+
+export interface Stack {
+  dir: string
+  ports: StackPorts
+  apiUrl: string
+  /** Direct Postgres (migrations, the SQL catalog from Node, PyIceberg). */
+  databaseUrl: string
+  s3: S3Config
+  bootstrapSecret: string
+  stop(): Promise<void>
+}
+
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const dir = resolve(opts.dir)
+  const log = opts.log ?? (() => undefined)
+  const bucket = opts.bucket ?? 'lhbox-dev'
+  mkdirSync(dir, { recursive: true })
+  const ports = await stackPorts(opts.basePort)
+  const stoppers: Array<() => Promise<void>> = []
+  const stop = async () => {
+    for (const s of stoppers.reverse()) await s().catch(() => undefined)
+    stoppers.length = 0
+  }
+  try {
+    const pg = await startPostgres(dir, ports.postgres)
+    stoppers.push(pg.stop)
+    log(`postgres    127.0.0.1:${ports.postgres}`)
+    await migrateTo(pg.url)
+
+    // pgbouncer when installed; otherwise the bridge dials Postgres itself (slower, same behaviour).
+    let poolPort = ports.postgres
+    if (pgbouncerBinary()) {
+      const bouncer = await startPgbouncer(dir, ports.pgbouncer, ports.postgres)
+      stoppers.push(bouncer.stop)
+      poolPort = ports.pgbouncer
+      log(`pgbouncer   127.0.0.1:${ports.pgbouncer} (transaction pooling)`)
+    } else {
+      log('pgbouncer   not installed: the Worker connects to Postgres directly')
+    }
+    const bridge = await startBridge(ports.bridge, { host: '127.0.0.1', port: poolPort })
+    stoppers.push(bridge.stop)
+
+    const s3 = await startS3rver(dir, ports.s3, bucket)
+    stoppers.push(s3.child.stop)
+    log(`s3          ${s3.config.endpoint}/${bucket}`)
+
+    const worker = await startWrangler(dir, ports.api, ports.inspector, {
+      DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${poolPort}/${PG_DATABASE}`,
+      NEON_WS_PROXY: `127.0.0.1:${ports.bridge}`,
+      LHBOX_BOOTSTRAP_SECRET: opts.bootstrapSecret,
+      S3_ENDPOINT: s3.config.endpoint,
+      S3_BUCKET: bucket,
+      S3_REGION: s3.config.region,
+      S3_ACCESS_KEY_ID: s3.config.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
+    })
+    stoppers.push(worker.stop)
+    const apiUrl = `http://127.0.0.1:${ports.api}`
+    log(`api         ${apiUrl}`)
+    return { dir, ports, apiUrl, databaseUrl: pg.url, s3: s3.config, bootstrapSecret: opts.bootstrapSecret, stop }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}

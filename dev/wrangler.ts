@@ -1,0 +1,27 @@
+// `wrangler dev` (real workerd) with every binding passed as --var, offline.
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startChild, waitFor, type Child } from './process.ts'
+
+export const WRANGLER_OFFLINE = {
+  WRANGLER_SEND_METRICS: 'false',
+  CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+  WRANGLER_HIDE_BANNER: 'true',
+  WRANGLER_SEND_ERROR_REPORTS: 'false',
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+export async function startWrangler(stateDir: string, port: number, inspectorPort: number, vars: Record<string, string>): Promise<Child> {
+  const require = createRequire(import.meta.url)
+  const bin = join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js')
+  const args = [bin, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort), '--persist-to', join(stateDir, 'wrangler'), '--show-interactive-dev-session=false', '--log-level', 'warn']
+  for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`)
+  const child = startChild('wrangler', process.execPath, args, join(stateDir, 'wrangler.log'), {
+    cwd: root,
+    env: { ...process.env, ...WRANGLER_OFFLINE, CI: 'true', NO_COLOR: '1' },
+  })
+  await waitFor('wrangler dev', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status > 0, 90_000, child)
+  return child
+}

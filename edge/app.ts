@@ -1,0 +1,68 @@
+// The Hono app: per-request database, routes, and the one error path.
+import { Hono } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { edgeClient, edgeDb, type EdgeDb } from '../db/edge.ts'
+import type { AppEnv } from './env.ts'
+import { ApiError, envelope, unavailable } from './errors.ts'
+import { health } from './routes/health.ts'
+import { keys } from './routes/keys.ts'
+import { warehouseRoutes } from './routes/warehouses.ts'
+
+const CODES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 413: 'payload_too_large', 415: 'unsupported_media_type' }
+
+export function createApp() {
+  const app = new Hono<AppEnv>()
+
+  // One database connection per request, opened on first use and closed after the response.
+  app.use('*', async (c, next) => {
+    let client: ReturnType<typeof edgeClient> | undefined
+    let db: Promise<EdgeDb> | undefined
+    c.set('db', () => {
+      db ??= (async () => {
+        client = edgeClient({ url: c.env.DATABASE_URL, wsProxy: c.env.NEON_WS_PROXY })
+        try {
+          await client.connect()
+        } catch {
+          throw unavailable('database', 'the database is unavailable; retry shortly')
+        }
+        return edgeDb(client)
+      })()
+      return db
+    })
+    try {
+      await next()
+    } finally {
+      if (client) {
+        const closing = client.end().catch(() => undefined)
+        try {
+          c.executionCtx.waitUntil(closing)
+        } catch {
+          await closing // no execution context (tests calling app.request)
+        }
+      }
+    }
+  })
+
+  app.route('/', health)
+  app.route('/', keys)
+  app.route('/', warehouseRoutes)
+
+  app.notFound((c) => c.json(envelope('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404))
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) {
+      for (const [k, v] of Object.entries(err.headers)) c.header(k, v)
+      return c.json(envelope(err.code, err.message, err.details), err.status)
+    }
+    if (err instanceof HTTPException) {
+      const status = err.status as ContentfulStatusCode
+      return c.json(envelope(CODES[status] ?? 'error', err.message || 'request refused'), status)
+    }
+    // Logged for the operator; the caller gets no stack.
+    console.error(JSON.stringify({ level: 'error', path: new URL(c.req.url).pathname, error: String((err as Error)?.stack ?? err) }))
+    return c.json(envelope('internal', 'an internal error occurred; it has been logged'), 500)
+  })
+
+  return app
+}

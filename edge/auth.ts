@@ -1,0 +1,61 @@
+// Who is calling: API keys (a level, one project), the bootstrap secret (/internal), send keys
+// (only the send route accepts them; anywhere else 403 send_only).
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
+import { createMiddleware } from 'hono/factory'
+import { apiKeys } from '../db/schema.ts'
+import { ApiError } from './errors.ts'
+import type { AppEnv } from './env.ts'
+import { API_KEY, SEND_KEY, levelAtLeast, sha256Hex, timingSafeEqual, type Level } from './keys.ts'
+
+export interface Principal {
+  keyId: string
+  projectId: string
+  level: Level
+}
+
+export function bearer(header: string | undefined): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
+  return m ? m[1] : null
+}
+
+const unauthorized = () => new ApiError(401, 'unauthorized', 'send a valid API key as Authorization: Bearer al_key_…')
+
+/** API-key auth for /v1/* routes: 401 for a missing/unknown/revoked key, 403 for a too-low level. */
+export function requireKey(level: Level) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const token = bearer(c.req.header('authorization'))
+    if (!token) throw unauthorized()
+    if (SEND_KEY.test(token)) {
+      throw new ApiError(403, 'send_only', 'a send key is accepted only on POST /v1/sinks/{sink_id}')
+    }
+    const m = API_KEY.exec(token)
+    if (!m) throw unauthorized()
+    const db = await c.var.db()
+    const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, m[1])).limit(1)
+    const hash = await sha256Hex(token)
+    // Compare even when the row is missing, so timing says nothing about which ids exist.
+    const matches = timingSafeEqual(hash, row?.keySha256 ?? '0'.repeat(64))
+    if (!row || !matches || row.revokedAt) throw unauthorized()
+    const have = row.level as Level
+    if (!levelAtLeast(have, level)) {
+      throw new ApiError(403, 'forbidden', `this route needs a ${level} key; this key is ${have}`)
+    }
+    c.set('principal', { keyId: row.id, projectId: row.projectId, level: have })
+    await next()
+    // last_used_at, at most once a minute per key: no write on most requests.
+    await db
+      .update(apiKeys)
+      .set({ lastUsedAt: sql`now()` })
+      .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`))))
+  })
+}
+
+/** /internal/* answers only to the bootstrap secret; anything else is 403. */
+export const requireBootstrap = createMiddleware<AppEnv>(async (c, next) => {
+  const token = bearer(c.req.header('authorization')) ?? ''
+  const secret = c.env.LHBOX_BOOTSTRAP_SECRET
+  if (!secret || !timingSafeEqual(await sha256Hex(token), await sha256Hex(secret))) {
+    throw new ApiError(403, 'forbidden', 'internal routes need the bootstrap secret')
+  }
+  await next()
+})

@@ -1,0 +1,27 @@
+// The Worker's bindings (wrangler.toml [vars] and secrets) and per-request variables.
+import type { EdgeDb } from '../db/edge.ts'
+import type { S3Client } from '../iceberg/io/s3.ts'
+import type { Principal } from './auth.ts'
+
+export interface Env {
+  /** Postgres URL (Neon in production; pgbouncer locally). Secret. */
+  DATABASE_URL: string
+  /** Local only: "host:port" of the WebSocket→TCP bridge. Unset on Workers. */
+  NEON_WS_PROXY?: string
+  /** Secret shared with the roller and the operator's bootstrap; guards /internal/*. */
+  LHBOX_BOOTSTRAP_SECRET: string
+  /** The intake store: the catalog's own identity (secrets) and default endpoint/region. */
+  S3_ENDPOINT: string
+  S3_BUCKET: string
+  S3_REGION: string
+  S3_ACCESS_KEY_ID: string
+  S3_SECRET_ACCESS_KEY: string
+}
+
+export interface Vars {
+  /** The request's database, connected on first use and closed after the response. */
+  db: () => Promise<EdgeDb>
+  principal: Principal
+}
+
+export type AppEnv = { Bindings: Env; Variables: Vars }

@@ -1,0 +1,229 @@
+// The one S3 client of the project (edge and roller alike): aws4fetch, path-style URLs,
+// single PUTs with a signed payload hash. Runtime-neutral: fetch + WebCrypto only.
+import { AwsClient } from 'aws4fetch'
+import { XMLParser } from 'fast-xml-parser'
+import { md5 } from '@noble/hashes/legacy.js'
+
+export interface S3Config {
+  endpoint: string
+  bucket: string
+  region: string
+  accessKeyId: string
+  secretAccessKey: string
+  sessionToken?: string
+}
+
+export interface S3Object {
+  key: string
+  size: number
+  lastModified: Date
+}
+
+export interface S3Head {
+  size: number
+  lastModified: Date
+  contentType: string | null
+  /** x-amz-meta-* headers, names without the prefix. */
+  metadata: Record<string, string>
+}
+
+export interface PutOptions {
+  contentType?: string
+  metadata?: Record<string, string>
+  /** Conditional create: fail with 412 when the key exists. */
+  ifNoneMatch?: boolean
+}
+
+/** An S3 answer other than success. `retryable` says whether the same request may work later. */
+export class S3Error extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'S3Error'
+  }
+  get retryable(): boolean {
+    return this.status === 0 || this.status >= 500 || this.code === 'SlowDown'
+  }
+  /** The bucket refuses writes because its quota is used up. */
+  get quotaExceeded(): boolean {
+    return this.code === 'QuotaExceeded' || this.code === 'StorageQuotaExceeded'
+  }
+}
+
+const xml = new XMLParser({ ignoreAttributes: true, parseTagValue: false, isArray: (name) => name === 'Contents' || name === 'Error' || name === 'Deleted' })
+
+async function sha256Hex(body: Uint8Array | string): Promise<string> {
+  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
+  const digest = await crypto.subtle.digest('SHA-256', bytes)
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
+}
+
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
+
+export class S3Client {
+  readonly bucket: string
+  private readonly aws: AwsClient
+  private readonly base: string
+
+  constructor(private readonly config: S3Config) {
+    this.bucket = config.bucket
+    this.aws = new AwsClient({
+      accessKeyId: config.accessKeyId,
+      secretAccessKey: config.secretAccessKey,
+      sessionToken: config.sessionToken,
+      service: 's3',
+      region: config.region,
+    })
+    this.base = config.endpoint.replace(/\/+$/, '')
+  }
+
+  private url(key?: string, query?: Record<string, string>): string {
+    const path = key === undefined ? '' : '/' + key.split('/').map(encodeURIComponent).join('/')
+    const qs = query ? '?' + new URLSearchParams(query).toString().replace(/\+/g, '%20') : ''
+    return `${this.base}/${encodeURIComponent(this.bucket)}${path}${qs}`
+  }
+
+  private async send(url: string, init: RequestInit & { body?: Uint8Array | string }): Promise<Response> {
+    const headers = new Headers(init.headers)
+    // Signed payload: some stores refuse UNSIGNED-PAYLOAD under a bucket-policy grant (spec, "Measured").
+    headers.set('x-amz-content-sha256', init.body === undefined ? EMPTY_SHA256 : await sha256Hex(init.body))
+    let res: Response
+    try {
+      res = await this.aws.fetch(url, { ...init, headers })
+    } catch (err) {
+      throw new S3Error(0, 'NetworkError', `S3 unreachable: ${(err as Error).message}`)
+    }
+    return res
+  }
+
+  private async fail(res: Response, what: string): Promise<never> {
+    const text = await res.text().catch(() => '')
+    const parsed = text.startsWith('<') ? xml.parse(text) : {}
+    const code = parsed?.Error?.[0]?.Code ?? parsed?.Error?.Code ?? `Http${res.status}`
+    const message = parsed?.Error?.[0]?.Message ?? parsed?.Error?.Message ?? res.statusText
+    throw new S3Error(res.status, String(code), `${what}: ${res.status} ${code} ${message}`.trim())
+  }
+
+  async put(key: string, body: Uint8Array | string, opts: PutOptions = {}): Promise<{ etag: string | null }> {
+    const headers: Record<string, string> = {}
+    if (opts.contentType) headers['content-type'] = opts.contentType
+    for (const [k, v] of Object.entries(opts.metadata ?? {})) headers[`x-amz-meta-${k}`] = v
+    if (opts.ifNoneMatch) headers['if-none-match'] = '*'
+    const res = await this.send(this.url(key), { method: 'PUT', headers, body })
+    if (!res.ok) await this.fail(res, `PUT ${key}`)
+    await res.body?.cancel()
+    return { etag: res.headers.get('etag') }
+  }
+
+  /** The object's bytes, or null when it does not exist. */
+  async get(key: string): Promise<{ body: Uint8Array; head: S3Head } | null> {
+    const res = await this.send(this.url(key), { method: 'GET' })
+    if (res.status === 404) {
+      await res.body?.cancel()
+      return null
+    }
+    if (!res.ok) await this.fail(res, `GET ${key}`)
+    const body = new Uint8Array(await res.arrayBuffer())
+    return { body, head: headOf(res) }
+  }
+
+  async head(key: string): Promise<S3Head | null> {
+    const res = await this.send(this.url(key), { method: 'HEAD' })
+    if (res.status === 404) return null
+    if (!res.ok) throw new S3Error(res.status, `Http${res.status}`, `HEAD ${key}: ${res.status}`)
+    return headOf(res)
+  }
+
+  /** One page of ListObjectsV2. */
+  async listPage(prefix: string, opts: { continuationToken?: string; maxKeys?: number } = {}): Promise<{ objects: S3Object[]; nextToken: string | null }> {
+    const query: Record<string, string> = { 'list-type': '2', prefix }
+    if (opts.maxKeys !== undefined) query['max-keys'] = String(opts.maxKeys)
+    if (opts.continuationToken) query['continuation-token'] = opts.continuationToken
+    const res = await this.send(this.url(undefined, query), { method: 'GET' })
+    if (!res.ok) await this.fail(res, `LIST ${prefix}`)
+    const parsed = xml.parse(await res.text()).ListBucketResult ?? {}
+    const objects: S3Object[] = (parsed.Contents ?? []).map((c: { Key: string; Size: string; LastModified: string }) => ({
+      key: String(c.Key),
+      size: Number(c.Size),
+      lastModified: new Date(c.LastModified),
+    }))
+    const truncated = String(parsed.IsTruncated) === 'true'
+    return { objects, nextToken: truncated ? String(parsed.NextContinuationToken) : null }
+  }
+
+  /** Every object under the prefix, page by page. */
+  async *list(prefix: string, pageSize = 1000): AsyncGenerator<S3Object> {
+    let token: string | undefined
+    do {
+      const page = await this.listPage(prefix, { continuationToken: token, maxKeys: pageSize })
+      yield* page.objects
+      token = page.nextToken ?? undefined
+    } while (token)
+  }
+
+  /** DeleteObjects, 1,000 keys a request. Throws when any key was not deleted. */
+  async deleteMany(keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const chunk = keys.slice(i, i + 1000)
+      const body =
+        '<?xml version="1.0" encoding="UTF-8"?><Delete><Quiet>true</Quiet>' +
+        chunk.map((k) => `<Object><Key>${escapeXml(k)}</Key></Object>`).join('') +
+        '</Delete>'
+      const headers = { 'content-type': 'application/xml', 'content-md5': md5Base64(body) }
+      const res = await this.send(this.url(undefined, { delete: '' }), { method: 'POST', headers, body })
+      if (!res.ok) await this.fail(res, 'DELETE objects')
+      const parsed = xml.parse(await res.text()).DeleteResult ?? {}
+      const errors = parsed.Error ?? []
+      if (errors.length > 0) {
+        const first = errors[0]
+        throw new S3Error(500, String(first.Code), `DELETE ${first.Key}: ${first.Code} ${first.Message ?? ''}`.trim())
+      }
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const res = await this.send(this.url(key), { method: 'DELETE' })
+    if (!res.ok && res.status !== 404) await this.fail(res, `DELETE ${key}`)
+    await res.body?.cancel()
+  }
+
+  /** Checks that the bucket answers (healthz). */
+  async headBucket(): Promise<void> {
+    const res = await this.send(this.url(), { method: 'HEAD' })
+    if (!res.ok) throw new S3Error(res.status, `Http${res.status}`, `HEAD bucket ${this.bucket}: ${res.status}`)
+  }
+
+  async createBucket(): Promise<void> {
+    const res = await this.send(this.url(), { method: 'PUT' })
+    if (res.ok || res.status === 409) {
+      await res.body?.cancel()
+      return
+    }
+    await this.fail(res, `CREATE bucket ${this.bucket}`)
+  }
+}
+
+function headOf(res: Response): S3Head {
+  const metadata: Record<string, string> = {}
+  res.headers.forEach((value, name) => {
+    if (name.toLowerCase().startsWith('x-amz-meta-')) metadata[name.slice(11).toLowerCase()] = value
+  })
+  return {
+    size: Number(res.headers.get('content-length') ?? 0),
+    lastModified: new Date(res.headers.get('last-modified') ?? 0),
+    contentType: res.headers.get('content-type'),
+    metadata,
+  }
+}
+
+// DeleteObjects requires Content-MD5 on most stores, and WebCrypto has no MD5.
+function md5Base64(text: string): string {
+  return btoa(String.fromCharCode(...md5(new TextEncoder().encode(text))))
+}

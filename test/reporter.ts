@@ -1,0 +1,22 @@
+// Prints the plain closing line CI reads: "N passed, N failed, N skipped".
+import type { Reporter, TestModule } from 'vitest/node'
+
+export default class ClosingLine implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, errors: ReadonlyArray<unknown>): void {
+    let passed = 0
+    let failed = 0
+    let skipped = 0
+    for (const mod of modules) {
+      // A module that failed to load has no tests: count it as one failure.
+      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++
+      for (const test of mod.children.allTests()) {
+        const state = test.result().state
+        if (state === 'passed') passed++
+        else if (state === 'failed') failed++
+        else skipped++
+      }
+    }
+    failed += errors.length
+    process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`)
+  }
+}
