@@ -1,6 +1,6 @@
 // A private Postgres cluster in the state folder: initdb once, pg_ctl start on a loopback port.
 import { execFile } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
@@ -36,6 +36,8 @@ export async function startPostgres(stateDir: string, port: number): Promise<Pos
   const user = serviceUser()
   const opts = user ? { uid: user.uid, gid: user.gid } : {}
   mkdirSync(stateDir, { recursive: true })
+  // The service user must reach its data folder inside ours (mkdtemp makes 0700 folders).
+  if (user) chmodSync(stateDir, 0o755)
   if (!existsSync(join(data, 'PG_VERSION'))) {
     mkdirSync(data, { recursive: true, mode: 0o700 })
     if (user) chownSync(data, user.uid, user.gid)

@@ -2,7 +2,7 @@
 import type { Reporter, TestModule } from 'vitest/node'
 
 export default class ClosingLine implements Reporter {
-  onTestRunEnd(modules: ReadonlyArray<TestModule>, errors: ReadonlyArray<unknown>): void {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, errors: ReadonlyArray<unknown>, reason: string): void {
     let passed = 0
     let failed = 0
     let skipped = 0
@@ -17,6 +17,8 @@ export default class ClosingLine implements Reporter {
       }
     }
     failed += errors.length
+    // A run that failed outside any test (a global setup that threw) still counts as failed.
+    if (reason !== 'passed' && failed === 0) failed = 1
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`)
   }
 }

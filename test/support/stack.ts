@@ -1,0 +1,66 @@
+// What the integration setup hands the tests, and small helpers to call the API as a client would.
+import { expect, inject } from 'vitest'
+import type { StackPorts } from '../../dev/ports.ts'
+import type { S3Config } from '../../iceberg/io/s3.ts'
+
+export interface StackInfo {
+  dir: string
+  apiUrl: string
+  databaseUrl: string
+  bootstrapSecret: string
+  adminKey: string
+  warehouse: string
+  s3: S3Config
+  /** versitygw: a real S3 gateway (signatures verified, conditional writes honoured). */
+  gateway: S3Config
+  ports: StackPorts
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    stack: StackInfo
+  }
+}
+
+export const stack = (): StackInfo => inject('stack')
+
+export interface Answer {
+  status: number
+  headers: Headers
+  body: any
+  text: string
+}
+
+export async function call(path: string, init: { method?: string; key?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...init.headers }
+  if (init.key) headers.authorization = `Bearer ${init.key}`
+  if (init.json !== undefined) headers['content-type'] ??= 'application/json'
+  const res = await fetch(stack().apiUrl + path, {
+    method: init.method ?? (init.json !== undefined || init.body !== undefined ? 'POST' : 'GET'),
+    headers,
+    body: init.json !== undefined ? JSON.stringify(init.json) : init.body,
+  })
+  const text = await res.text()
+  let body: any = null
+  try {
+    body = text ? JSON.parse(text) : null
+  } catch {
+    body = null
+  }
+  return { status: res.status, headers: res.headers, body, text }
+}
+
+/** A new API key of a level in a project (created on first use), through POST /internal/keys. */
+export async function newApiKey(level: 'read' | 'write' | 'admin', project = 'default'): Promise<string> {
+  const res = await call('/internal/keys', { key: stack().bootstrapSecret, json: { project, level } })
+  if (res.status !== 201) throw new Error(`POST /internal/keys: ${res.status} ${res.text}`)
+  return res.body.key
+}
+
+/** The error envelope: the status, the code, a sentence, and never a stack trace. */
+export function expectError(answer: Answer, status: number, code: string): void {
+  expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status, code })
+  expect(typeof answer.body.error.message).toBe('string')
+  expect(answer.body.error.message.length).toBeGreaterThan(0)
+  expect(answer.text).not.toMatch(/\n\s+at\s|\.ts:\d+/)
+}
