@@ -153,7 +153,8 @@ export const auditEvents = pgTable(
 )
 
 // The SQL catalog's tables, with exactly the names and types PyIceberg's SqlCatalog (and Java's
-// JdbcCatalog) use, so both open our tables with no server. catalog_name = the warehouse name.
+// JdbcCatalog) use, so both open our tables with no server. catalog_name = the warehouse id
+// (edge/catalogs.ts says why not its name).
 export const icebergTables = pgTable(
   'iceberg_tables',
   {
@@ -162,6 +163,8 @@ export const icebergTables = pgTable(
     tableName: varchar('table_name', { length: 255 }).notNull(),
     metadataLocation: varchar('metadata_location', { length: 1000 }),
     previousMetadataLocation: varchar('previous_metadata_location', { length: 1000 }),
+    // The v1 schema of PyIceberg and Java's JdbcCatalog: 'TABLE' (null reads as a table too).
+    icebergType: varchar('iceberg_type', { length: 5 }),
   },
   (t) => [primaryKey({ columns: [t.catalogName, t.tableNamespace, t.tableName] })],
 )

@@ -7,6 +7,7 @@ import type { AppEnv } from './env.ts'
 import { ApiError, envelope, unavailable } from './errors.ts'
 import { health } from './routes/health.ts'
 import { keys } from './routes/keys.ts'
+import { tableRoutes } from './routes/tables.ts'
 import { warehouseRoutes } from './routes/warehouses.ts'
 
 const CODES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 413: 'payload_too_large', 415: 'unsupported_media_type' }
@@ -47,6 +48,7 @@ export function createApp() {
   app.route('/', health)
   app.route('/', keys)
   app.route('/', warehouseRoutes)
+  app.route('/', tableRoutes)
 
   app.notFound((c) => c.json(envelope('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404))
 

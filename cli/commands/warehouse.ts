@@ -22,7 +22,7 @@ export const WAREHOUSE_FLAGS = {
   'catalog-token': { type: 'string' },
 } as const
 
-export async function warehouse(conn: Connection, args: string[], flags: Record<string, string | boolean | undefined>): Promise<string> {
+export async function warehouse(conn: Connection, args: string[], flags: Record<string, string | boolean | string[] | undefined>): Promise<string> {
   const [sub, name] = args
   if (sub === 'list') {
     const { warehouses } = await api<{ warehouses: Warehouse[] }>(conn, 'GET', '/v1/warehouses')

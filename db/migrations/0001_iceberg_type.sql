@@ -1,0 +1,1 @@
+ALTER TABLE "iceberg_tables" ADD COLUMN "iceberg_type" varchar(5);

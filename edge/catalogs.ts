@@ -1,0 +1,33 @@
+// The catalog of a warehouse, as the edge reaches it: the SQL catalog on the request's own
+// Postgres connection, or the warehouse's REST catalog.
+import type { EdgeDb } from '../db/edge.ts'
+import type { warehouses } from '../db/schema.ts'
+import type { Catalog } from '../iceberg/catalog/index.ts'
+import { SqlCatalog } from '../iceberg/catalog/sql.ts'
+import { S3FileIO } from '../iceberg/io/file-io.ts'
+import type { Env } from './env.ts'
+
+export type WarehouseRow = typeof warehouses.$inferSelect
+
+/**
+ * The SQL catalog's catalog_name. The warehouse id, not its name: names are unique only inside a
+ * project, and two projects sharing a catalog_name would see each other's tables.
+ */
+export const sqlCatalogName = (w: WarehouseRow) => w.id
+
+export function warehouseLocation(w: WarehouseRow): string {
+  const prefix = w.prefix.replace(/^\/+|\/+$/g, '')
+  return `s3://${w.bucket}${prefix ? `/${prefix}` : ''}`
+}
+
+export function fileIO(env: Env, w: WarehouseRow): S3FileIO {
+  return new S3FileIO({ endpoint: w.endpoint, region: w.region, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY })
+}
+
+export function catalogFor(env: Env, db: EdgeDb, w: WarehouseRow): Catalog {
+  const catalog = w.catalog as { type: string }
+  if (catalog.type === 'sql') {
+    return new SqlCatalog({ name: sqlCatalogName(w), sql: db.$client, warehouseLocation: warehouseLocation(w), io: fileIO(env, w) })
+  }
+  throw new Error(`catalog type ${catalog.type} is not supported yet`)
+}

@@ -1,0 +1,150 @@
+// Tables: POST /v1/tables (write), GET /v1/tables (read), GET /v1/tables/{wh}.{ns}.{table} (read),
+// PATCH /v1/tables/{wh}.{ns}.{table}/docs (write; one commit).
+import * as v from 'valibot'
+import { Hono, type Context } from 'hono'
+import { and, eq } from 'drizzle-orm'
+import { warehouses } from '../../db/schema.ts'
+import { NoSuchNamespace, NoSuchTable, TableAlreadyExists, type Catalog, type LoadedTable } from '../../iceberg/catalog/index.ts'
+import { commitWithRetry, documentChange } from '../../iceberg/commit.ts'
+import { currentSchema, currentSnapshot, defaultSpec } from '../../iceberg/metadata.ts'
+import { parsePartitionExpression, PartitionSpecError, type PartitionFieldInput } from '../../iceberg/partition.ts'
+import { schemaProblem } from '../../iceberg/schema.ts'
+import type { NestedField } from '../../iceberg/types.ts'
+import { requireKey } from '../auth.ts'
+import { catalogFor, type WarehouseRow } from '../catalogs.ts'
+import type { AppEnv } from '../env.ts'
+import { ApiError } from '../errors.ts'
+import { jsonBody, query } from '../validate.ts'
+
+const Ident = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'names are letters, digits and _, not starting with a digit'))
+const QualifiedTable = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, 'give the table as <namespace>.<table>'))
+
+const Column = v.object({
+  name: Ident,
+  type: v.pipe(v.string(), v.minLength(1)),
+  required: v.optional(v.boolean(), false),
+  doc: v.optional(v.string()),
+})
+
+export const CreateTable = v.object({
+  warehouse: v.string(),
+  table: QualifiedTable,
+  columns: v.optional(v.array(Column)),
+  /** A whole schema ({fields: [...]}, field ids are placeholders), for nested types. */
+  schema: v.optional(v.object({ fields: v.array(v.looseObject({ name: v.string(), type: v.unknown(), required: v.boolean() })) })),
+  format_version: v.optional(v.picklist([2, 3]), 2),
+  partition: v.optional(v.array(v.string()), []),
+  doc: v.optional(v.string()),
+  properties: v.optional(v.record(v.string(), v.string()), {}),
+})
+
+export const DocumentTable = v.object({
+  doc: v.optional(v.string()),
+  columns: v.optional(v.record(v.string(), v.string())),
+})
+
+async function warehouseByName(c: Context<AppEnv>, name: string): Promise<WarehouseRow> {
+  const db = await c.var.db()
+  const [w] = await db.select().from(warehouses).where(and(eq(warehouses.projectId, c.var.principal.projectId), eq(warehouses.name, name)))
+  if (!w) throw new ApiError(404, 'warehouse_not_found', `no warehouse named ${name} in this project`)
+  return w
+}
+
+async function catalogOf(c: Context<AppEnv>, warehouse: string): Promise<{ catalog: Catalog; w: WarehouseRow }> {
+  const w = await warehouseByName(c, warehouse)
+  return { catalog: catalogFor(c.env, await c.var.db(), w), w }
+}
+
+/** {warehouse}.{namespace}.{table} → its parts (the namespace may have several levels). */
+function parseTablePath(path: string): { warehouse: string; namespace: string[]; name: string } {
+  const parts = path.split('.')
+  if (parts.length < 3 || parts.some((p) => !p)) throw new ApiError(400, 'invalid_request', 'give the table as <warehouse>.<namespace>.<table>')
+  return { warehouse: parts[0], namespace: parts.slice(1, -1), name: parts[parts.length - 1] }
+}
+
+export function tableView(warehouse: string, t: LoadedTable) {
+  const m = t.metadata
+  const schema = currentSchema(m)
+  const byId = new Map(schema.fields.map((f) => [f.id, f.name]))
+  const undocumented = schema.fields.filter((f) => !f.doc).map((f) => f.name)
+  return {
+    warehouse,
+    namespace: t.identifier.namespace.join('.'),
+    name: t.identifier.name,
+    table: `${t.identifier.namespace.join('.')}.${t.identifier.name}`,
+    format_version: m['format-version'],
+    location: m.location,
+    doc: m.properties.comment ?? null,
+    schema: { schema_id: schema['schema-id'], fields: schema.fields },
+    partition_spec: defaultSpec(m).fields.map((f) => ({ name: f.name, transform: f.transform, source: byId.get(f['source-id']) ?? null })),
+    snapshot_count: m.snapshots.length,
+    // A string: 63-bit ids do not survive JSON numbers in most clients.
+    current_snapshot_id: currentSnapshot(m)?.['snapshot-id'].toString() ?? null,
+    undocumented_columns: undocumented,
+    properties: m.properties,
+  }
+}
+
+function catalogErrors(err: unknown, what: string): never {
+  if (err instanceof NoSuchTable || err instanceof NoSuchNamespace) throw new ApiError(404, 'table_not_found', `${what} does not exist`)
+  throw err
+}
+
+export const tableRoutes = new Hono<AppEnv>()
+  .post('/v1/tables', requireKey('write'), async (c) => {
+    const body = await jsonBody(c, CreateTable)
+    const [namespace, name] = body.table.split('.')
+    if (!body.columns === !body.schema) throw new ApiError(400, 'invalid_request', 'give the columns or a schema (one of them)')
+    const fields: NestedField[] = body.columns
+      ? body.columns.map((col, i) => ({ id: i + 1, name: col.name, type: col.type, required: col.required, ...(col.doc ? { doc: col.doc } : {}) }))
+      : (body.schema!.fields as unknown as NestedField[])
+    const problem = schemaProblem(fields, body.format_version)
+    if (problem) throw new ApiError(400, 'invalid_schema', problem)
+    let partition: PartitionFieldInput[]
+    try {
+      partition = body.partition.map(parsePartitionExpression)
+    } catch (err) {
+      throw new ApiError(400, 'invalid_partition', (err as Error).message)
+    }
+    const { catalog } = await catalogOf(c, body.warehouse)
+    try {
+      const table = await catalog.createTable([namespace], { name, schema: { fields }, partition, formatVersion: body.format_version, properties: body.properties, doc: body.doc })
+      return c.json(tableView(body.warehouse, table), 201)
+    } catch (err) {
+      if (err instanceof TableAlreadyExists) throw new ApiError(409, 'table_exists', `${body.table} already exists in ${body.warehouse}`)
+      if (err instanceof PartitionSpecError) throw new ApiError(400, 'invalid_partition', err.message)
+      throw err
+    }
+  })
+  .get('/v1/tables', requireKey('read'), async (c) => {
+    const q = query(c, v.object({ warehouse: v.string(), namespace: v.optional(v.string()) }))
+    const { catalog } = await catalogOf(c, q.warehouse)
+    const namespaces = q.namespace ? [q.namespace.split('.')] : await catalog.listNamespaces()
+    const tables = []
+    for (const ns of namespaces) {
+      const ids = await catalog.listTables(ns).catch((err) => {
+        if (err instanceof NoSuchNamespace) throw new ApiError(404, 'namespace_not_found', `namespace ${ns.join('.')} does not exist`)
+        throw err
+      })
+      tables.push(...ids.map((id) => ({ namespace: id.namespace.join('.'), name: id.name, table: `${id.namespace.join('.')}.${id.name}` })))
+    }
+    return c.json({ warehouse: q.warehouse, tables })
+  })
+  .get('/v1/tables/:path', requireKey('read'), async (c) => {
+    const { warehouse, namespace, name } = parseTablePath(c.req.param('path'))
+    const { catalog } = await catalogOf(c, warehouse)
+    const table = await catalog.loadTable({ namespace, name }).catch((err) => catalogErrors(err, c.req.param('path')))
+    return c.json(tableView(warehouse, table))
+  })
+  .patch('/v1/tables/:path/docs', requireKey('write'), async (c) => {
+    const { warehouse, namespace, name } = parseTablePath(c.req.param('path'))
+    const body = await jsonBody(c, DocumentTable)
+    if (body.doc === undefined && Object.keys(body.columns ?? {}).length === 0) throw new ApiError(400, 'invalid_request', 'give a doc, columns, or both')
+    const { catalog } = await catalogOf(c, warehouse)
+    const table = await catalog.loadTable({ namespace, name }).catch((err) => catalogErrors(err, c.req.param('path')))
+    const names = new Set(currentSchema(table.metadata).fields.map((f) => f.name))
+    const unknown = Object.keys(body.columns ?? {}).filter((col) => !names.has(col))
+    if (unknown.length > 0) throw new ApiError(400, 'unknown_column', `no column ${unknown.join(', ')} in ${namespace.join('.')}.${name}`, { columns: unknown })
+    const updated = await commitWithRetry(catalog, table, async (base) => documentChange(base.metadata, { table: body.doc, columns: body.columns }))
+    return c.json(tableView(warehouse, updated))
+  })
