@@ -71,6 +71,8 @@ export const sinks = pgTable(
     dedupeRequestedAt: timestamp('dedupe_requested_at', { withTimezone: true, mode: 'date' }),
     dedupeLast: jsonb('dedupe_last'),
     lastRoll: jsonb('last_roll'),
+    // {rows_total, batches_with_rejects, last_at}, from the roller's reports.
+    rejects: jsonb('rejects'),
     createdAt: createdAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
   },

@@ -7,6 +7,8 @@ import type { AppEnv } from './env.ts'
 import { ApiError, envelope, unavailable } from './errors.ts'
 import { health } from './routes/health.ts'
 import { keys } from './routes/keys.ts'
+import { send } from './routes/send.ts'
+import { sinkRoutes } from './routes/sinks.ts'
 import { tableRoutes } from './routes/tables.ts'
 import { warehouseRoutes } from './routes/warehouses.ts'
 
@@ -15,10 +17,13 @@ const CODES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthoriz
 export function createApp() {
   const app = new Hono<AppEnv>()
 
-  // One database connection per request, opened on first use and closed after the response.
+  // One database connection per request, opened on first use and closed after the response and
+  // after the work deferred past it (c.var.defer).
   app.use('*', async (c, next) => {
     let client: ReturnType<typeof edgeClient> | undefined
     let db: Promise<EdgeDb> | undefined
+    const deferred: Promise<unknown>[] = []
+    c.set('defer', (work) => void deferred.push(work.catch(() => undefined)))
     c.set('db', () => {
       db ??= (async () => {
         client = edgeClient({ url: c.env.DATABASE_URL, wsProxy: c.env.NEON_WS_PROXY })
@@ -34,13 +39,11 @@ export function createApp() {
     try {
       await next()
     } finally {
-      if (client) {
-        const closing = client.end().catch(() => undefined)
-        try {
-          c.executionCtx.waitUntil(closing)
-        } catch {
-          await closing // no execution context (tests calling app.request)
-        }
+      const done = Promise.allSettled(deferred).then(() => client?.end().catch(() => undefined))
+      try {
+        c.executionCtx.waitUntil(done)
+      } catch {
+        await done // no execution context (tests calling app.request)
       }
     }
   })
@@ -49,6 +52,9 @@ export function createApp() {
   app.route('/', keys)
   app.route('/', warehouseRoutes)
   app.route('/', tableRoutes)
+  // The send route first: POST /v1/sinks/{snk_…} takes a send key, never an API key.
+  app.route('/', send)
+  app.route('/', sinkRoutes)
 
   app.notFound((c) => c.json(envelope('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404))
 

@@ -41,12 +41,14 @@ export function requireKey(level: Level) {
       throw new ApiError(403, 'forbidden', `this route needs a ${level} key; this key is ${have}`)
     }
     c.set('principal', { keyId: row.id, projectId: row.projectId, level: have })
+    // last_used_at, at most once a minute per key, after the answer.
+    c.var.defer(
+      db
+        .update(apiKeys)
+        .set({ lastUsedAt: sql`now()` })
+        .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`)))),
+    )
     await next()
-    // last_used_at, at most once a minute per key: no write on most requests.
-    await db
-      .update(apiKeys)
-      .set({ lastUsedAt: sql`now()` })
-      .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`))))
   })
 }
 

@@ -22,6 +22,8 @@ export interface Vars {
   /** The request's database, connected on first use and closed after the response. */
   db: () => Promise<EdgeDb>
   principal: Principal
+  /** Work that may finish after the response (waitUntil); the connection closes after it. */
+  defer: (work: Promise<unknown>) => void
 }
 
 export type AppEnv = { Bindings: Env; Variables: Vars }

@@ -2,8 +2,6 @@
 // PATCH /v1/tables/{wh}.{ns}.{table}/docs (write; one commit).
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
-import { and, eq } from 'drizzle-orm'
-import { warehouses } from '../../db/schema.ts'
 import { NoSuchNamespace, NoSuchTable, TableAlreadyExists, type Catalog, type LoadedTable } from '../../iceberg/catalog/index.ts'
 import { commitWithRetry, documentChange } from '../../iceberg/commit.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../../iceberg/metadata.ts'
@@ -11,7 +9,7 @@ import { parsePartitionExpression, PartitionSpecError, type PartitionFieldInput 
 import { schemaProblem } from '../../iceberg/schema.ts'
 import type { NestedField } from '../../iceberg/types.ts'
 import { requireKey } from '../auth.ts'
-import { catalogFor, type WarehouseRow } from '../catalogs.ts'
+import { catalogFor, warehouseByName, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { jsonBody, query } from '../validate.ts'
@@ -43,16 +41,10 @@ export const DocumentTable = v.object({
   columns: v.optional(v.record(v.string(), v.string())),
 })
 
-async function warehouseByName(c: Context<AppEnv>, name: string): Promise<WarehouseRow> {
-  const db = await c.var.db()
-  const [w] = await db.select().from(warehouses).where(and(eq(warehouses.projectId, c.var.principal.projectId), eq(warehouses.name, name)))
-  if (!w) throw new ApiError(404, 'warehouse_not_found', `no warehouse named ${name} in this project`)
-  return w
-}
-
 async function catalogOf(c: Context<AppEnv>, warehouse: string): Promise<{ catalog: Catalog; w: WarehouseRow }> {
-  const w = await warehouseByName(c, warehouse)
-  return { catalog: catalogFor(c.env, await c.var.db(), w), w }
+  const db = await c.var.db()
+  const w = await warehouseByName(db, c.var.principal.projectId, warehouse)
+  return { catalog: catalogFor(c.env, db, w), w }
 }
 
 /** {warehouse}.{namespace}.{table} → its parts (the namespace may have several levels). */

@@ -1,0 +1,94 @@
+// The ledger on the send route: ONE statement authenticates the send key's sink, inserts the batch
+// row (or finds the one this batch id already has) and counts usage. Everything else on the hot
+// path is the one PUT.
+import type { EdgeDb } from '../db/edge.ts'
+
+export interface BatchInput {
+  sinkId: string
+  batchId: string
+  bodySha256: string
+  bytes: number
+  rows: number
+  rejected: number
+  reasons: unknown[]
+  sendKeySha256: string
+}
+
+export interface LedgerAnswer {
+  /** Null: no live sink with this id. */
+  sink: null | { id: string; sendKeySha256: string; bucket: string; endpoint: string; region: string }
+  /** Null when the key did not match (nothing was inserted or read). */
+  batch: null | {
+    inserted: boolean
+    state: 'receiving' | 'pending' | 'committed' | 'discarded'
+    bodySha256: string
+    bytes: number
+    rows: number
+    rejected: number
+    reasons: unknown[]
+    /** RFC 3339 with microseconds, UTC: the intake's clock (Postgres's). */
+    receivedAt: string
+  }
+}
+
+// ON CONFLICT DO UPDATE (a no-op SET) rather than DO NOTHING: it waits for a concurrent insert of
+// the same batch id and returns that row, so two racing sends see one row. xmax = 0 ⇔ inserted.
+const STATEMENT = `
+with sink as (
+  select s.id, s.project_id, s.send_key_sha256, w.bucket, w.endpoint, w.region
+  from sinks s join warehouses w on w.id = s.warehouse_id
+  where s.id = $1 and s.state <> 'deleted'
+), ins as (
+  insert into batches as b (sink_id, batch_id, body_sha256, bytes, rows, rejected, reasons, received_at, state)
+  select sink.id, $2, $3, $4, $5, $6, $7::jsonb, date_trunc('microseconds', clock_timestamp()), 'receiving'
+  from sink where sink.send_key_sha256 = $8
+  on conflict (sink_id, batch_id) do update set batch_id = b.batch_id
+  returning b.*, (xmax = 0) as inserted
+), usage as (
+  insert into usage_counters as u (project_id, sink_id, month, batches, bytes, rows_accepted, rows_rejected)
+  select sink.project_id, sink.id, to_char(now() at time zone 'UTC', 'YYYY-MM-01')::date, 1, $4, $5, $6
+  from sink join ins on ins.inserted
+  on conflict (project_id, sink_id, month) do update set
+    batches = u.batches + 1, bytes = u.bytes + excluded.bytes,
+    rows_accepted = u.rows_accepted + excluded.rows_accepted, rows_rejected = u.rows_rejected + excluded.rows_rejected
+)
+select sink.id, sink.send_key_sha256, sink.bucket, sink.endpoint, sink.region,
+       ins.inserted, ins.state, ins.body_sha256, ins.bytes, ins.rows, ins.rejected, ins.reasons,
+       to_char(ins.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at
+from sink left join ins on true`
+
+export async function recordBatch(db: EdgeDb, b: BatchInput): Promise<LedgerAnswer> {
+  const { rows } = await db.$client.query(STATEMENT, [b.sinkId, b.batchId, b.bodySha256, b.bytes, b.rows, b.rejected, JSON.stringify(b.reasons), b.sendKeySha256])
+  const r = rows[0]
+  if (!r) return { sink: null, batch: null }
+  const sink = { id: r.id, sendKeySha256: r.send_key_sha256, bucket: r.bucket, endpoint: r.endpoint, region: r.region }
+  if (r.inserted === null) return { sink, batch: null }
+  return {
+    sink,
+    batch: {
+      inserted: r.inserted,
+      state: r.state,
+      bodySha256: r.body_sha256,
+      bytes: Number(r.bytes),
+      rows: Number(r.rows),
+      rejected: Number(r.rejected),
+      reasons: r.reasons,
+      receivedAt: r.received_at,
+    },
+  }
+}
+
+/** After a failed PUT of a new batch: nothing half-stored — the row and its usage go. */
+export async function forgetBatch(db: EdgeDb, b: BatchInput): Promise<void> {
+  await db.$client.query(
+    `with gone as (delete from batches where sink_id = $1 and batch_id = $2 and state = 'receiving' returning sink_id)
+     update usage_counters set batches = batches - 1, bytes = bytes - $3, rows_accepted = rows_accepted - $4, rows_rejected = rows_rejected - $5
+     where sink_id = $1 and month = to_char(now() at time zone 'UTC', 'YYYY-MM-01')::date and exists (select 1 from gone)`,
+    [b.sinkId, b.batchId, b.bytes, b.rows, b.rejected],
+  )
+}
+
+/** The object is stored: receiving → pending (after the answer; a retry of a receiving row is safe). */
+export async function markStored(db: EdgeDb, sinkId: string, batchId: string): Promise<void> {
+  await db.$client.query(`update batches set state = 'pending' where sink_id = $1 and batch_id = $2 and state = 'receiving'`, [sinkId, batchId])
+}

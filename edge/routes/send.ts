@@ -1,0 +1,80 @@
+// POST /v1/sinks/{sink_id}: the send route. The send key only; one ledger statement; one PUT of the
+// batch, unchanged, to _sink/<sink_id>/<batch_id>.ndjson; 202 only after the PUT succeeded.
+import { Hono } from 'hono'
+import { S3Error } from '../../iceberg/io/s3.ts'
+import { bearer } from '../auth.ts'
+import type { AppEnv } from '../env.ts'
+import { ApiError, unavailable } from '../errors.ts'
+import { readBody, splitBatch } from '../intake.ts'
+import { API_KEY, SEND_KEY, sha256Hex, timingSafeEqual } from '../keys.ts'
+import { forgetBatch, markStored, recordBatch, type BatchInput } from '../ledger.ts'
+import { bucketClient } from '../s3.ts'
+
+const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+const wrongKey = () => new ApiError(401, 'unauthorized', 'send this sink’s send key as Authorization: Bearer al_send_…')
+
+export function intakeKey(sinkId: string, batchId: string): string {
+  return `_sink/${sinkId}/${batchId}.ndjson`
+}
+
+async function digest(bytes: Uint8Array): Promise<string> {
+  return [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+function bucketFailure(err: unknown): ApiError {
+  if (err instanceof S3Error && err.quotaExceeded) return new ApiError(409, 'quota_exceeded', 'the bucket is read-only: its storage quota is used up')
+  return unavailable('bucket', 'the bucket is unavailable; retry with the same Idempotency-Key')
+}
+
+export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', async (c) => {
+  const token = bearer(c.req.header('authorization'))
+  if (token && API_KEY.test(token)) throw new ApiError(403, 'send_only', 'this route takes a send key only (al_send_…), not an API key')
+  if (!token || !SEND_KEY.test(token)) throw wrongKey()
+  const batchId = c.req.header('idempotency-key') ?? ''
+  if (!BATCH_ID.test(batchId)) {
+    throw new ApiError(400, 'invalid_idempotency_key', 'send Idempotency-Key: 1–128 characters of A-Z a-z 0-9 . _ : -')
+  }
+  if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {
+    throw new ApiError(415, 'unsupported_media_type', 'send the batch as Content-Type: application/json (a JSON array of objects)')
+  }
+  const body = await readBody(c.req.raw.body, { contentEncoding: c.req.header('content-encoding') })
+  const batch = splitBatch(body)
+  const input: BatchInput = {
+    sinkId: c.req.param('sinkId'),
+    batchId,
+    bodySha256: await digest(body),
+    bytes: batch.ndjson.length,
+    rows: batch.accepted,
+    rejected: batch.rejected,
+    reasons: batch.reasons,
+    sendKeySha256: await sha256Hex(token),
+  }
+
+  const db = await c.var.db()
+  const ledger = await recordBatch(db, input)
+  // An unknown sink, a deleted one and a wrong key answer alike: no way to probe which sinks exist.
+  if (!ledger.sink || !ledger.batch || !timingSafeEqual(input.sendKeySha256, ledger.sink.sendKeySha256)) throw wrongKey()
+  const row = ledger.batch
+  if (row.bodySha256 !== input.bodySha256) {
+    throw new ApiError(409, 'idempotency_key_reused', `batch ${batchId} was already sent with a different body; use a new Idempotency-Key`)
+  }
+  const answer = { accepted: row.rows, rejected: row.rejected, reasons: row.reasons, batch_id: batchId, bytes: row.bytes, received_at: row.receivedAt, state: 'pending' }
+  // A row still `receiving` may have no object (its PUT failed, or the Worker died): store it again,
+  // byte-identical with the same received time. A stored row is a plain duplicate.
+  if (!row.inserted && row.state !== 'receiving') return c.json({ ...answer, duplicate: true }, 200)
+
+  const s3 = bucketClient(c.env, ledger.sink)
+  try {
+    await s3.put(intakeKey(ledger.sink.id, batchId), batch.ndjson, {
+      contentType: 'application/x-ndjson',
+      metadata: { received: row.receivedAt, rows: String(row.rows), sink: ledger.sink.id },
+    })
+  } catch (err) {
+    if (row.inserted) await forgetBatch(db, input).catch(() => undefined)
+    throw bucketFailure(err)
+  }
+  // receiving → pending after the answer, off the hot path; until then a retry stores it again.
+  c.var.defer(markStored(db, ledger.sink.id, batchId))
+  return row.inserted ? c.json(answer, 202) : c.json({ ...answer, duplicate: true }, 200)
+})

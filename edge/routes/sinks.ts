@@ -1,0 +1,168 @@
+// The sinks' control plane: POST/GET/PATCH/DELETE /v1/sinks, POST /v1/sinks/{id}/dedupe.
+import * as v from 'valibot'
+import { Hono, type Context } from 'hono'
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import { batches, sinks, warehouses } from '../../db/schema.ts'
+import { NoSuchNamespace, NoSuchTable, type LoadedTable } from '../../iceberg/catalog/index.ts'
+import { audit } from '../audit.ts'
+import { requireKey } from '../auth.ts'
+import { catalogFor, warehouseByName, type WarehouseRow } from '../catalogs.ts'
+import type { AppEnv } from '../env.ts'
+import { ApiError } from '../errors.ts'
+import { newKey, randomHex, sha256Hex } from '../keys.ts'
+import { bucketClient } from '../s3.ts'
+import { checkColumnTypes, checkKey, checkPartitioning, docsHint, POLICY } from '../sink-rules.ts'
+import { selectSinks, sinkView, WHERE, type SinkRow } from '../sink-view.ts'
+import { jsonBody, query } from '../validate.ts'
+
+const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
+const Key = v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1), v.maxLength(8))
+
+export const CreateSink = v.strictObject({
+  name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a sink name is 1–63 chars of A-Z a-z 0-9 _ -')),
+  table: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, 'give the table as <namespace>.<table>')),
+  warehouse: v.string(),
+  roll_seconds: v.optional(int(POLICY.rollSeconds.min, POLICY.rollSeconds.max), POLICY.rollSeconds.default),
+  roll_bytes: v.optional(int(POLICY.rollBytes.min, POLICY.rollBytes.max), POLICY.rollBytes.default),
+  inactivity_seconds: v.optional(int(POLICY.inactivitySeconds.min, POLICY.inactivitySeconds.max)),
+  key: v.optional(Key),
+})
+
+export const UpdateSink = v.strictObject({
+  key: v.optional(v.nullable(Key)),
+  roll_seconds: v.optional(int(POLICY.rollSeconds.min, POLICY.rollSeconds.max)),
+  roll_bytes: v.optional(int(POLICY.rollBytes.min, POLICY.rollBytes.max)),
+  inactivity_seconds: v.optional(v.nullable(int(POLICY.inactivitySeconds.min, POLICY.inactivitySeconds.max))),
+})
+
+const origin = (c: Context) => new URL(c.req.url).origin
+
+async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> {
+  const db = await c.var.db()
+  const [row] = await selectSinks(db, WHERE.one, [c.var.principal.projectId, idOrName])
+  // Another project's sink is simply not found: nothing about it is told.
+  if (!row) throw new ApiError(404, 'sink_not_found', `no sink ${idOrName} in this project`)
+  return row
+}
+
+async function loadSinkTable(c: Context<AppEnv>, w: WarehouseRow, table: string): Promise<LoadedTable> {
+  const [namespace, name] = table.split('.')
+  const catalog = catalogFor(c.env, await c.var.db(), w)
+  try {
+    return await catalog.loadTable({ namespace: [namespace], name })
+  } catch (err) {
+    if (!(err instanceof NoSuchTable || err instanceof NoSuchNamespace)) throw err
+    const tables = await catalog.listTables([namespace]).then((ids) => ids.map((id) => `${namespace}.${id.name}`), () => [])
+    throw new ApiError(404, 'table_not_found', `${table} does not exist in ${w.name}; create the table first (lhbox table create)`, { tables })
+  }
+}
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505'
+
+export const sinkRoutes = new Hono<AppEnv>()
+  .post('/v1/sinks', requireKey('write'), async (c) => {
+    const body = await jsonBody(c, CreateSink)
+    const db = await c.var.db()
+    const principal = c.var.principal
+    const w = await warehouseByName(db, principal.projectId, body.warehouse)
+    const table = await loadSinkTable(c, w, body.table)
+    const [namespace, tableName] = body.table.split('.')
+    const [existing] = await db
+      .select({ id: sinks.id, name: sinks.name })
+      .from(sinks)
+      .where(and(eq(sinks.warehouseId, w.id), eq(sinks.tableNamespace, namespace), eq(sinks.tableName, tableName), sql`${sinks.state} <> 'deleted'`))
+    if (existing) throw new ApiError(409, 'sink_exists', `${body.table} already has a sink (${existing.name}); a table has one sink at most`, { sink_id: existing.id })
+    checkPartitioning(table.metadata)
+    checkColumnTypes(table.metadata)
+    if (body.key) checkKey(table.metadata, body.key)
+
+    const id = `snk_${randomHex(8)}`
+    const { key: sendKey } = newKey('send')
+    try {
+      await db.insert(sinks).values({
+        id,
+        projectId: principal.projectId,
+        warehouseId: w.id,
+        name: body.name,
+        tableNamespace: namespace,
+        tableName,
+        sendKeySha256: await sha256Hex(sendKey),
+        rollSeconds: body.roll_seconds,
+        rollBytes: body.roll_bytes,
+        inactivitySeconds: body.inactivity_seconds ?? null,
+        keyColumns: body.key ?? null,
+      })
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err
+      const byName = String((err as { constraint?: string }).constraint ?? (err as { cause?: { constraint?: string } }).cause?.constraint).includes('name')
+      if (byName) throw new ApiError(409, 'sink_name_taken', `a sink named ${body.name} exists in this project`)
+      throw new ApiError(409, 'sink_exists', `${body.table} already has a sink; a table has one sink at most`)
+    }
+    await audit(db, { projectId: principal.projectId, actor: principal.keyId, action: 'sink.create', subject: id, details: { name: body.name, warehouse: w.name, table: body.table } })
+    const [row] = await selectSinks(db, WHERE.one, [principal.projectId, id])
+    const hint = docsHint(table.metadata, `${w.name}.${body.table}`)
+    // The send key is answered once; only its SHA-256 is kept. No IAM write, no commit.
+    return c.json({ ...sinkView(row, origin(c)), send_key: sendKey, iam_writes: [], ...(hint ? { docs_hint: hint } : {}) }, 201)
+  })
+  .get('/v1/sinks', requireKey('read'), async (c) => {
+    const q = query(c, v.object({ warehouse: v.optional(v.string()), include_deleted: v.optional(v.picklist(['true', 'false'])) }))
+    const db = await c.var.db()
+    const rows = await selectSinks(db, q.include_deleted === 'true' ? WHERE.all : WHERE.live, [c.var.principal.projectId, q.warehouse ?? null])
+    return c.json({ sinks: rows.map((r) => sinkView(r, origin(c))) })
+  })
+  .get('/v1/sinks/:sink', requireKey('read'), async (c) => c.json(sinkView(await findSink(c, c.req.param('sink')), origin(c))))
+  .patch('/v1/sinks/:sink', requireKey('write'), async (c) => {
+    const body = await jsonBody(c, UpdateSink)
+    const row = await findSink(c, c.req.param('sink'))
+    if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is deleted`)
+    const db = await c.var.db()
+    const set: Partial<typeof sinks.$inferInsert> = {}
+    if (body.roll_seconds !== undefined) set.rollSeconds = body.roll_seconds
+    if (body.roll_bytes !== undefined) set.rollBytes = body.roll_bytes
+    if (body.inactivity_seconds !== undefined) set.inactivitySeconds = body.inactivity_seconds
+    if (body.key !== undefined) {
+      if (body.key) {
+        const [w] = await db.select().from(warehouses).where(eq(warehouses.id, row.warehouse_id))
+        checkKey((await loadSinkTable(c, w, `${row.table_namespace}.${row.table_name}`)).metadata, body.key)
+      }
+      set.keyColumns = body.key
+      // A new key (or none) is what a sink disabled by its key waits for.
+      if (row.state === 'disabled' && String(row.disabled_reason ?? '').startsWith('upsert_')) {
+        set.state = 'active'
+        set.disabledReason = null
+      }
+    }
+    if (Object.keys(set).length > 0) await db.update(sinks).set(set).where(eq(sinks.id, row.id))
+    return c.json(sinkView(await findSink(c, row.id), origin(c)))
+  })
+  .delete('/v1/sinks/:sink', requireKey('write'), async (c) => {
+    const row = await findSink(c, c.req.param('sink'))
+    if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is already deleted`)
+    const db = await c.var.db()
+    // The key stops working with this update: the send route ignores deleted sinks.
+    await db.update(sinks).set({ state: 'deleted', deletedAt: sql`now()`, leaseOwner: null, leaseExpiresAt: null }).where(eq(sinks.id, row.id))
+    const discarded = await db
+      .update(batches)
+      .set({ state: 'discarded' })
+      .where(and(eq(batches.sinkId, row.id), inArray(batches.state, ['receiving', 'pending'])))
+      .returning({ batchId: batches.batchId })
+    const s3 = bucketClient(c.env, { bucket: row.bucket })
+    const keys: string[] = []
+    for await (const o of s3.list(`_sink/${row.id}/`)) if (/^_sink\/[^/]+\/[^/]+\.ndjson$/.test(o.key)) keys.push(o.key)
+    await s3.deleteMany(keys)
+    await audit(db, { projectId: row.project_id, actor: c.var.principal.keyId, action: 'sink.delete', subject: row.id, details: { pending_batches_discarded: discarded.length, objects_deleted: keys.length } })
+    return c.json({ id: row.id, state: 'deleted', pending_batches_discarded: discarded.length }, 202)
+  })
+  .post('/v1/sinks/:sink/dedupe', requireKey('write'), async (c) => {
+    const row = await findSink(c, c.req.param('sink'))
+    if (row.state !== 'active') throw new ApiError(409, 'sink_not_active', `sink ${row.name} is ${row.state}${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`)
+    if (!row.key_columns) throw new ApiError(409, 'sink_not_keyed', `sink ${row.name} has no key; set one first (lhbox sink update ${row.name} --key col)`)
+    const answer = (requestedAt: string | null) => c.json({ dedupe: { requested_at: requestedAt, last: row.dedupe_last } }, 202)
+    if (row.dedupe_requested_at) return answer(row.dedupe_requested_at)
+    const lastAt = row.dedupe_last?.at ? Date.parse(row.dedupe_last.at) : 0
+    const wait = Math.ceil((lastAt + 3600_000 - Date.now()) / 1000)
+    if (wait > 0) throw new ApiError(409, 'dedupe_too_soon', `the last dedupe ran at ${row.dedupe_last.at}; the next may run an hour after it`, { retry_after_seconds: wait }, { 'Retry-After': String(wait) })
+    const db = await c.var.db()
+    const [updated] = await db.update(sinks).set({ dedupeRequestedAt: sql`now()` }).where(eq(sinks.id, row.id)).returning({ at: sinks.dedupeRequestedAt })
+    return answer(updated.at!.toISOString())
+  })

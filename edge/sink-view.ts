@@ -1,0 +1,65 @@
+// What GET /v1/sinks[/{id}] answers: the sink, its policy, lag (ledger), received (usage), the last
+// roll and rejects (the roller's reports), dedupe.
+import type { EdgeDb } from '../db/edge.ts'
+
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+
+// `where` is one of the fixed clauses below, never caller text.
+const SELECT = `
+select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
+       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.last_roll, s.rejects, s.dedupe_last,
+       ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
+       w.name as warehouse, w.bucket,
+       lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
+       extract(epoch from (now() - lag.oldest))::float8 as lag_seconds,
+       rcv.batches as rcv_batches, rcv.rows as rcv_rows, rcv.bytes as rcv_bytes, ${iso('last.at')} as rcv_last_at
+from sinks s
+join warehouses w on w.id = s.warehouse_id
+cross join lateral (
+  select count(*)::int as batches, coalesce(sum(bytes), 0)::float8 as bytes, min(received_at) as oldest
+  from batches b where b.sink_id = s.id and b.state in ('receiving', 'pending')) lag
+cross join lateral (
+  select coalesce(sum(batches), 0)::float8 as batches, coalesce(sum(rows_accepted), 0)::float8 as rows, coalesce(sum(bytes), 0)::float8 as bytes
+  from usage_counters u where u.sink_id = s.id) rcv
+cross join lateral (select max(received_at) as at from batches b where b.sink_id = s.id) last
+`
+
+export type SinkRow = Record<string, any>
+
+export const WHERE = {
+  one: `where s.project_id = $1 and (s.id = $2 or (s.name = $2 and s.state <> 'deleted')) order by s.state = 'deleted', s.created_at desc limit 1`,
+  live: `where s.project_id = $1 and s.state <> 'deleted' and ($2::text is null or w.name = $2) order by s.name`,
+  all: `where s.project_id = $1 and ($2::text is null or w.name = $2) order by s.name, s.created_at`,
+} as const
+
+export async function selectSinks(db: EdgeDb, where: (typeof WHERE)[keyof typeof WHERE], params: [string, string | null]): Promise<SinkRow[]> {
+  const { rows } = await db.$client.query(`${SELECT} ${where}`, params)
+  return rows
+}
+
+export function sinkView(r: SinkRow, apiOrigin: string) {
+  const rejects = r.rejects ?? { rows_total: 0, batches_with_rejects: 0, last_at: null }
+  return {
+    id: r.id,
+    name: r.name,
+    warehouse: r.warehouse,
+    table: `${r.table_namespace}.${r.table_name}`,
+    state: r.state,
+    disabled_reason: r.disabled_reason,
+    roll: { roll_seconds: r.roll_seconds, roll_bytes: Number(r.roll_bytes), inactivity_seconds: r.inactivity_seconds },
+    key: r.key_columns,
+    ingest_url: `${apiOrigin}/v1/sinks/${r.id}`,
+    lag: {
+      batches_waiting: r.lag_batches,
+      bytes_waiting: r.lag_bytes,
+      oldest_waiting_at: r.lag_oldest,
+      seconds_behind: r.lag_oldest ? Math.max(0, Math.round(r.lag_seconds)) : 0,
+    },
+    received: { batches: r.rcv_batches, rows: r.rcv_rows, bytes: r.rcv_bytes, last_at: r.rcv_last_at },
+    last_roll: r.last_roll,
+    rejects: { ...rejects, prefix: `s3://${r.bucket}/_sink/${r.id}/rejects/` },
+    dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last },
+    created_at: r.created_at,
+    deleted_at: r.deleted_at,
+  }
+}
