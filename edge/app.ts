@@ -5,11 +5,14 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { edgeClient, edgeDb, type EdgeDb } from '../db/edge.ts'
 import type { AppEnv } from './env.ts'
 import { ApiError, envelope, unavailable } from './errors.ts'
+import { connectionRoutes } from './routes/connection.ts'
 import { health } from './routes/health.ts'
+import { internalRoutes } from './routes/internal.ts'
 import { keys } from './routes/keys.ts'
 import { send } from './routes/send.ts'
 import { sinkRoutes } from './routes/sinks.ts'
 import { tableRoutes } from './routes/tables.ts'
+import { usageRoutes } from './routes/usage.ts'
 import { warehouseRoutes } from './routes/warehouses.ts'
 
 const CODES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 413: 'payload_too_large', 415: 'unsupported_media_type' }
@@ -55,6 +58,9 @@ export function createApp() {
   // The send route first: POST /v1/sinks/{snk_…} takes a send key, never an API key.
   app.route('/', send)
   app.route('/', sinkRoutes)
+  app.route('/', usageRoutes)
+  app.route('/', connectionRoutes)
+  app.route('/', internalRoutes)
 
   app.notFound((c) => c.json(envelope('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404))
 

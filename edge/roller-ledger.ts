@@ -1,0 +1,125 @@
+// The ledger as the roller sees it: which sinks are due (the roll policy over the ledger's lag),
+// leases (FOR UPDATE SKIP LOCKED, so several rollers share the sinks), and the roll reports.
+import type { EdgeDb } from '../db/edge.ts'
+import type { WarehouseRow } from './catalogs.ts'
+import type { RollReportBody } from './routes/internal.ts'
+
+export type RollerSinkRow = Record<string, any> & { warehouse: WarehouseRow }
+
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+
+// Due: roll_seconds since the oldest waiting batch, roll_bytes waiting, inactivity_seconds since the
+// newest, 1,000 batches waiting, or a dedupe request — whichever first.
+const SELECT = `
+select s.id, s.name, s.project_id, s.state, s.table_namespace, s.table_name, s.roll_seconds, s.roll_bytes,
+       s.inactivity_seconds, s.key_columns, s.lease_owner, ${iso('s.lease_expires_at')} as lease_expires_at,
+       ${iso('s.dedupe_requested_at')} as dedupe_requested_at,
+       w.id as w_id, w.project_id as w_project_id, w.name as w_name, w.catalog as w_catalog, w.bucket as w_bucket,
+       w.endpoint as w_endpoint, w.region as w_region, w.prefix as w_prefix, w.maintenance as w_maintenance, w.created_at as w_created_at,
+       lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest, ${iso('lag.newest')} as lag_newest,
+       (lag.batches > 0 and (
+           lag.oldest <= now() - make_interval(secs => s.roll_seconds)
+        or lag.bytes >= s.roll_bytes
+        or (s.inactivity_seconds is not null and lag.newest <= now() - make_interval(secs => s.inactivity_seconds))
+        or lag.batches >= 1000)) or s.dedupe_requested_at is not null as due
+from sinks s
+join warehouses w on w.id = s.warehouse_id
+cross join lateral (
+  select count(*)::int as batches, coalesce(sum(bytes), 0)::float8 as bytes, min(received_at) as oldest, max(received_at) as newest
+  from batches b where b.sink_id = s.id and b.state in ('receiving', 'pending')) lag
+`
+
+function withWarehouse(r: Record<string, any>): RollerSinkRow {
+  const warehouse: WarehouseRow = {
+    id: r.w_id, projectId: r.w_project_id, name: r.w_name, catalog: r.w_catalog, bucket: r.w_bucket,
+    endpoint: r.w_endpoint, region: r.w_region, prefix: r.w_prefix, maintenance: r.w_maintenance, createdAt: new Date(r.w_created_at),
+  }
+  return { ...r, warehouse }
+}
+
+/** Every active sink (or one), with its due flag; no lease taken. */
+export async function viewSinks(db: EdgeDb, sinkId: string | null): Promise<RollerSinkRow[]> {
+  const { rows } = await db.$client.query(`${SELECT} where s.state = 'active' and ($1::text is null or s.id = $1) order by s.id`, [sinkId])
+  return rows.map(withWarehouse)
+}
+
+/** Leases the due sinks (or the one asked for; `force` ignores the policy) to this roller. */
+export async function leaseSinks(db: EdgeDb, o: { roller: string; leaseSeconds: number; sinkId: string | null; force: boolean }): Promise<RollerSinkRow[]> {
+  const { rows } = await db.$client.query(
+    `with due as (
+       select d.id from (${SELECT}
+         where s.state = 'active' and ($3::text is null or s.id = $3)
+           and (s.lease_expires_at is null or s.lease_expires_at < now() or s.lease_owner = $1)) d
+       where d.due or $4::boolean
+     ), leased as (
+       update sinks set lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2)
+       where id in (select s.id from sinks s join due on due.id = s.id for update of s skip locked)
+         and (lease_expires_at is null or lease_expires_at < now() or lease_owner = $1)
+       returning id
+     )
+     select id from leased`,
+    [o.roller, o.leaseSeconds, o.sinkId, o.force],
+  )
+  if (rows.length === 0) return []
+  const ids = rows.map((r: { id: string }) => r.id)
+  const view = await db.$client.query(`${SELECT} where s.id = any($1::text[]) order by s.id`, [ids])
+  return view.rows.map(withWarehouse)
+}
+
+/** The roller's report: consumed batches → committed; last roll, rejects, state, dedupe; lease released. */
+export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportBody): Promise<{ projectId: string; marked: number } | null> {
+  const consumed = r.consumed.flatMap((c) => c.batch_ids.map((id) => ({ id, snapshot: c.snapshot_id })))
+  const { rows } = await db.$client.query(
+    `with marked as (
+       update batches b set state = 'committed', snapshot_id = c.snapshot::bigint, committed_at = now()
+       from jsonb_to_recordset($2::jsonb) as c(id text, snapshot text)
+       where b.sink_id = $1 and b.batch_id = c.id and b.state <> 'committed'
+       returning b.batch_id
+     ), sink as (
+       update sinks s set
+         last_roll = coalesce($3::jsonb, s.last_roll),
+         rejects = case when $4::jsonb is null or ($4::jsonb->>'rows')::bigint = 0 then s.rejects else jsonb_build_object(
+           'rows_total', coalesce((s.rejects->>'rows_total')::bigint, 0) + ($4::jsonb->>'rows')::bigint,
+           'batches_with_rejects', coalesce((s.rejects->>'batches_with_rejects')::bigint, 0) + ($4::jsonb->>'batches')::bigint,
+           'last_at', ${iso('now()')}) end,
+         state = case when $5::text is not null and s.state = 'active' then 'disabled' else s.state end,
+         disabled_reason = case when $5::text is not null and s.state = 'active' then $5::text else s.disabled_reason end,
+         dedupe_last = case when $6::jsonb is not null then $6::jsonb else s.dedupe_last end,
+         dedupe_requested_at = case when $6::jsonb is not null then null else s.dedupe_requested_at end,
+         lease_owner = case when $7 and s.lease_owner = $8 then null else s.lease_owner end,
+         lease_expires_at = case when $7 and s.lease_owner = $8 then null else s.lease_expires_at end
+       where s.id = $1
+       returning s.project_id
+     ), report as (
+       insert into roll_reports (sink_id, roll_id, batches, rows, rejected_rows, snapshot_id, seconds, details)
+       select $1, $9, ($3::jsonb->>'batches')::int, ($3::jsonb->>'rows')::bigint, ($3::jsonb->>'rejected_rows')::bigint,
+              ($3::jsonb->>'snapshot_id')::bigint, round(($3::jsonb->>'seconds')::numeric)::int, $10::jsonb
+       from sink where $3::jsonb is not null
+     )
+     select (select project_id from sink) as project_id, (select count(*)::int from marked) as marked`,
+    [
+      sinkId,
+      JSON.stringify(consumed),
+      r.last_roll ? JSON.stringify(r.last_roll) : null,
+      r.rejects ? JSON.stringify(r.rejects) : null,
+      r.disabled_reason ?? null,
+      r.dedupe ? JSON.stringify(r.dedupe) : null,
+      r.release,
+      r.roller,
+      r.roll_id,
+      JSON.stringify({ repaired: r.repaired }),
+    ],
+  )
+  const row = rows[0]
+  if (!row?.project_id) return null
+  return { projectId: row.project_id, marked: row.marked }
+}
+
+/** Ledger rows are pruned 7 days after commit (and discarded ones 7 days after the sink's delete). */
+export async function pruneLedger(db: EdgeDb): Promise<number> {
+  const { rowCount } = await db.$client.query(
+    `delete from batches where (state = 'committed' and committed_at < now() - interval '7 days')
+       or (state = 'discarded' and received_at < now() - interval '7 days')`,
+  )
+  return rowCount ?? 0
+}

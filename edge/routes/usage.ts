@@ -1,0 +1,28 @@
+// GET /v1/usage (read): ingest_bytes per project for this month, by sink. Metered, not enforced.
+import { Hono } from 'hono'
+import { requireKey } from '../auth.ts'
+import type { AppEnv } from '../env.ts'
+
+export const usageRoutes = new Hono<AppEnv>().get('/v1/usage', requireKey('read'), async (c) => {
+  const db = await c.var.db()
+  const { rows } = await db.$client.query(
+    `select u.sink_id, s.name, u.batches::float8 as batches, u.bytes::float8 as bytes,
+            u.rows_accepted::float8 as rows_accepted, u.rows_rejected::float8 as rows_rejected
+     from usage_counters u left join sinks s on s.id = u.sink_id
+     where u.project_id = $1 and u.month = to_char(now() at time zone 'UTC', 'YYYY-MM-01')::date
+     order by u.bytes desc, u.sink_id`,
+    [c.var.principal.projectId],
+  )
+  const sum = (k: string) => rows.reduce((n: number, r: Record<string, number>) => n + r[k], 0)
+  return c.json({
+    month: new Date().toISOString().slice(0, 7),
+    ingest_bytes: {
+      month_to_date: sum('bytes'),
+      batches: sum('batches'),
+      rows_accepted: sum('rows_accepted'),
+      rows_rejected: sum('rows_rejected'),
+      by_sink: rows.map((r: Record<string, unknown>) => ({ sink_id: r.sink_id, name: r.name, bytes: r.bytes, batches: r.batches, rows_accepted: r.rows_accepted, rows_rejected: r.rows_rejected })),
+      enforced: false,
+    },
+  })
+})
