@@ -1,0 +1,243 @@
+// The Python side of the interop tests: a pinned virtualenv (PyIceberg, DuckDB and the DuckDB
+// extensions it needs, all from PyPI) and a runner for the reader/writer scripts in test/interop.
+//
+// The venv lives in $LHBOX_CACHE/venv (default ~/.cache/lhbox/venv). A stamp file holds the sha256
+// of the requirement list; while it matches, ensureVenv() is a stat and a read. When it is missing
+// or differs (a fresh machine, a venv made by hand, a changed pin), the pinned list is pip-installed
+// into the venv (created first if absent). Every package is pinned, transitive ones included, so a
+// fresh machine gets exactly the versions these tests were written against.
+//
+// Script output is one JSON document, parsed losslessly (iceberg/json.ts): every number comes back
+// as a LosslessNumber with its exact digits, so int64 extremes and decimal(38,10) survive.
+// The value encoding is described in test/interop/interop_common.py.
+import { execFile, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { isLosslessNumber, parseLossless } from '../../iceberg/json.ts'
+import type { S3Config } from '../../iceberg/io/s3.ts'
+
+const run = promisify(execFile)
+
+/** Top-level pins (the ones the tests are about). */
+export const PYTHON_REQUIREMENTS_TOP = [
+  'pyiceberg[pyarrow,sql-postgres,pyiceberg-core]==0.12.0',
+  'duckdb==1.5.5',
+  // DuckDB extensions as PyPI wheels, loaded from their files (no download from extensions.duckdb.org).
+  // Each must equal DuckDB's version exactly.
+  'duckdb-extension-iceberg==1.5.5',
+  'duckdb-extension-avro==1.5.5',
+  'duckdb-extension-httpfs==1.5.5', // s3:// for iceberg_scan and read_json
+  'pytz==2026.6', // DuckDB's Python client needs it for TIMESTAMPTZ values
+]
+
+/** Everything pip resolves the top-level pins to (python 3.11, checked 2026-11), pinned too. */
+export const PYTHON_REQUIREMENTS_LOCKED = [
+  'annotated-types==0.8.0',
+  'cachetools==8.0.2',
+  'certifi==2026.10.19.post1',
+  'charset-normalizer==3.5.3',
+  'click==8.5.1',
+  'fsspec==2026.9.0',
+  'idna==3.20',
+  'markdown-it-py==4.3.0',
+  'mdurl==0.1.2',
+  'mmh3==5.3.1',
+  'psycopg2-binary==2.9.13', // the Postgres driver of pyiceberg[sql-postgres]: URIs postgresql+psycopg2://
+  'pyarrow==26.0.1',
+  'pydantic==2.14.4',
+  'pydantic_core==2.50.5',
+  'Pygments==2.21.0',
+  'pyiceberg-core==0.10.1',
+  'pyparsing==3.3.3',
+  'pyroaring==1.2.0',
+  'python-dateutil==4.0.0',
+  'requests==2.34.2',
+  'rich==15.0.0',
+  'SQLAlchemy==2.1.9',
+  'strictyaml==1.7.3',
+  'tenacity==9.2.1',
+  'typing-inspection==0.4.5',
+  'typing_extensions==4.16.0',
+  'tzdata==2026.6',
+  'urllib3==2.8.0',
+  'zstandard==0.25.0',
+]
+
+export const PYTHON_REQUIREMENTS = [...PYTHON_REQUIREMENTS_TOP, ...PYTHON_REQUIREMENTS_LOCKED]
+
+export const INTEROP_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'interop')
+
+const cacheDir = () => process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'lhbox')
+export const venvDir = () => join(cacheDir(), 'venv')
+const STAMP = '.lhbox-requirements.sha256'
+
+function requirementsText(): string {
+  return PYTHON_REQUIREMENTS.join('\n') + '\n'
+}
+
+function requirementsHash(): string {
+  return createHash('sha256').update(requirementsText()).digest('hex')
+}
+
+let pending: Promise<string> | undefined
+
+/** The venv's python, after making sure the venv holds exactly the pinned list. */
+export function ensureVenv(): Promise<string> {
+  pending ??= buildVenv().catch((err) => {
+    pending = undefined
+    throw err
+  })
+  return pending
+}
+
+async function buildVenv(): Promise<string> {
+  const dir = venvDir()
+  const python = join(dir, 'bin', 'python')
+  const stamp = join(dir, STAMP)
+  const hash = requirementsHash()
+  const ready = () => existsSync(python) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === hash
+  if (ready()) return python
+
+  mkdirSync(cacheDir(), { recursive: true })
+  const release = await lock(join(cacheDir(), 'venv.lock'))
+  try {
+    if (ready()) return python // another process finished it while we waited
+    const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONDONTWRITEBYTECODE: '1' }
+    const opts = { env, maxBuffer: 1 << 26, timeout: 15 * 60_000 }
+    if (!existsSync(python)) {
+      rmSync(dir, { recursive: true, force: true })
+      await run(process.env.LHBOX_PYTHON ?? 'python3', ['-m', 'venv', dir], opts)
+    }
+    const reqFile = join(dir, 'lhbox-requirements.txt')
+    writeFileSync(reqFile, requirementsText())
+    try {
+      await run(python, ['-m', 'pip', 'install', '--quiet', '--no-input', '-r', reqFile], opts)
+    } catch (err: any) {
+      throw new Error(`pip install into ${dir} failed:\n${err.stderr ?? err.message}`)
+    }
+    writeFileSync(stamp, hash + '\n')
+    return python
+  } finally {
+    release()
+  }
+}
+
+/** A cross-process lock: a directory made atomically; one older than 20 minutes is stale. */
+async function lock(path: string): Promise<() => void> {
+  const deadline = Date.now() + 20 * 60_000
+  for (;;) {
+    try {
+      mkdirSync(path)
+      return () => rmSync(path, { recursive: true, force: true })
+    } catch (err: any) {
+      if (err.code !== 'EEXIST') throw err
+      try {
+        if (Date.now() - statSync(path).mtimeMs > 20 * 60_000) rmSync(path, { recursive: true, force: true })
+      } catch {
+        /* gone meanwhile */
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${path}`)
+      await new Promise((r) => setTimeout(r, 250))
+    }
+  }
+}
+
+export class PythonError extends Error {
+  constructor(
+    readonly script: string,
+    readonly code: number | null,
+    readonly stderr: string,
+    readonly stdout: string,
+  ) {
+    super(`${script} exited with ${code}:\n${stderr.trim() || stdout.trim()}`)
+    this.name = 'PythonError'
+  }
+}
+
+export interface RunPythonOptions {
+  /** Written to the script's stdin (pyiceberg_append.py reads its rows from it). */
+  input?: string
+  timeoutMs?: number
+}
+
+/**
+ * Runs a script of test/interop with the venv's python and parses its stdout losslessly.
+ * Throws PythonError (with stderr) on a non-zero exit, and when stdout is not one JSON document.
+ */
+export async function runPython(script: string, args: string[], env?: Record<string, string>, options: RunPythonOptions = {}): Promise<unknown> {
+  const python = await ensureVenv()
+  const path = isAbsolute(script) ? script : join(INTEROP_DIR, script)
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((res, rej) => {
+    const child = spawn(python, [path, ...args], {
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000)
+    child.stdout.on('data', (b: Buffer) => out.push(b))
+    child.stderr.on('data', (b: Buffer) => err.push(b))
+    child.on('error', (e) => {
+      clearTimeout(timer)
+      rej(e)
+    })
+    child.on('close', (c) => {
+      clearTimeout(timer)
+      res({ code: c, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })
+    })
+    child.stdin.on('error', () => {}) // the script may exit before reading
+    child.stdin.end(options.input ?? '')
+  })
+  if (code !== 0) throw new PythonError(script, code, stderr, stdout)
+  try {
+    return parseLossless(stdout)
+  } catch (e) {
+    throw new PythonError(script, code, `stdout is not one JSON document (${(e as Error).message}):\n${stdout.slice(0, 2000)}\n${stderr}`, stdout)
+  }
+}
+
+// ---- argument helpers -------------------------------------------------------------------------
+
+/** S3 options every script takes (the stack's s3rver or versitygw). */
+export function s3Args(s3: S3Config): string[] {
+  const args = ['--s3-endpoint', s3.endpoint, '--s3-access-key-id', s3.accessKeyId, '--s3-secret-access-key', s3.secretAccessKey, '--s3-region', s3.region]
+  if (s3.sessionToken) args.push('--s3-session-token', s3.sessionToken)
+  return args
+}
+
+/**
+ * PyIceberg SqlCatalog on our Postgres: the catalog name is the warehouse name (the rows'
+ * catalog_name). `databaseUrl` may be postgres://, postgresql:// or postgresql+psycopg2://.
+ * `warehouse` is the location prefix for tables PyIceberg creates (s3://bucket/prefix).
+ */
+export function sqlCatalogArgs(opts: { databaseUrl: string; catalogName: string; s3: S3Config; warehouse?: string }): string[] {
+  const args = ['--sql-uri', opts.databaseUrl, '--catalog-name', opts.catalogName, ...s3Args(opts.s3)]
+  if (opts.warehouse) args.push('--warehouse', opts.warehouse)
+  return args
+}
+
+/** PyIceberg RestCatalog. */
+export function restCatalogArgs(opts: { uri: string; s3?: S3Config; warehouse?: string; token?: string; credential?: string; catalogName?: string }): string[] {
+  const args = ['--rest-uri', opts.uri, '--catalog-name', opts.catalogName ?? 'rest']
+  if (opts.warehouse) args.push('--warehouse', opts.warehouse)
+  if (opts.token) args.push('--rest-token', opts.token)
+  if (opts.credential) args.push('--rest-credential', opts.credential)
+  if (opts.s3) args.push(...s3Args(opts.s3))
+  return args
+}
+
+/**
+ * A script's output with numbers made comparable: an integer LosslessNumber becomes a bigint (exact
+ * at any size), any other number a JS number (doubles print as their shortest round-trip form).
+ * Strings (decimals, timestamps, "NaN"...) stay strings.
+ */
+export function toExact(value: unknown): any {
+  if (isLosslessNumber(value)) return /^-?\d+$/.test(value.value) ? BigInt(value.value) : Number(value.value)
+  if (Array.isArray(value)) return value.map(toExact)
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toExact(v)]))
+  return value
+}
