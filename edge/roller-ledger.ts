@@ -16,6 +16,8 @@ select s.id, s.name, s.project_id, s.state, s.table_namespace, s.table_name, s.r
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at,
        w.id as w_id, w.project_id as w_project_id, w.name as w_name, w.catalog as w_catalog, w.bucket as w_bucket,
        w.endpoint as w_endpoint, w.region as w_region, w.prefix as w_prefix, w.maintenance as w_maintenance, w.created_at as w_created_at,
+       array(select b.batch_id from batches b where b.sink_id = s.id and b.state in ('receiving', 'pending')
+             order by b.received_at limit 1000) as ledger_pending,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest, ${iso('lag.newest')} as lag_newest,
        (lag.batches > 0 and (
            lag.oldest <= now() - make_interval(secs => s.roll_seconds)

@@ -55,6 +55,8 @@ function rollerView(r: RollerSinkRow) {
     policy: { roll_seconds: r.roll_seconds, roll_bytes: Number(r.roll_bytes), inactivity_seconds: r.inactivity_seconds, max_batches: 1000 },
     key: r.key_columns,
     lag: { batches: r.lag_batches, bytes: r.lag_bytes, oldest_at: r.lag_oldest, newest_at: r.lag_newest },
+    // The oldest 1,000 batch ids the ledger still holds waiting: a repair is reported until they are committed.
+    ledger_pending: r.ledger_pending,
     due: r.due,
     dedupe_requested_at: r.dedupe_requested_at,
     lease: r.lease_owner ? { owner: r.lease_owner, expires_at: r.lease_expires_at } : null,

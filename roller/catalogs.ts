@@ -1,0 +1,47 @@
+// The catalog and stores of a sink's warehouse, as the roller reaches them.
+import pg from 'pg'
+import type { Catalog } from '../iceberg/catalog/index.ts'
+import { RestCatalog } from '../iceberg/catalog/rest.ts'
+import { SqlCatalog } from '../iceberg/catalog/sql.ts'
+import { S3FileIO } from '../iceberg/io/file-io.ts'
+import { S3Client } from '../iceberg/io/s3.ts'
+import type { SinkView } from './api.ts'
+import type { RollerConfig } from './config.ts'
+
+export class Warehouses {
+  private pool: pg.Pool | undefined
+
+  constructor(private readonly config: RollerConfig) {}
+
+  catalog(sink: SinkView): Catalog {
+    const w = sink.warehouse
+    if (w.catalog.type === 'sql') {
+      if (!this.config.databaseUrl) throw new Error('DATABASE_URL is needed for SQL-catalog warehouses')
+      this.pool ??= new pg.Pool({ connectionString: this.config.databaseUrl, max: 4 })
+      return new SqlCatalog({ name: w.catalog.catalog_name, sql: this.pool, warehouseLocation: w.location, io: this.io(sink) })
+    }
+    return new RestCatalog({
+      name: w.name,
+      uri: w.catalog.uri,
+      warehouse: w.catalog.warehouse,
+      scope: w.catalog.scope,
+      token: this.config.catalogToken,
+      credential: this.config.catalogCredential,
+      s3: { endpoint: w.endpoint, region: w.region, accessKeyId: this.config.s3AccessKeyId, secretAccessKey: this.config.s3SecretAccessKey },
+    })
+  }
+
+  io(sink: SinkView): S3FileIO {
+    const w = sink.warehouse
+    return new S3FileIO({ endpoint: w.endpoint, region: w.region, accessKeyId: this.config.s3AccessKeyId, secretAccessKey: this.config.s3SecretAccessKey })
+  }
+
+  /** The warehouse bucket, where the intake, the rejects and the markers live. */
+  bucket(sink: SinkView): S3Client {
+    return this.io(sink).client(sink.warehouse.bucket)
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.end()
+  }
+}

@@ -1,0 +1,43 @@
+// The roller's configuration, from the environment (README "Roller").
+import { hostname } from 'node:os'
+
+export interface RollerConfig {
+  /** The edge's base URL (its /internal routes). */
+  apiUrl: string
+  bootstrapSecret: string
+  /** Direct Postgres for SQL-catalog warehouses. */
+  databaseUrl?: string
+  /** The catalog's own S3 identity (intake, rejects, markers, table files unless vended). */
+  s3AccessKeyId: string
+  s3SecretAccessKey: string
+  /** REST catalogs: a bearer token or OAuth2 client credentials "id:secret". */
+  catalogToken?: string
+  catalogCredential?: string
+  rollerId: string
+  tickSeconds: number
+  leaseSeconds: number
+  /** Port of /healthz and /metrics; 0 for none. */
+  metricsPort: number
+}
+
+function need(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name]
+  if (!value) throw new Error(`${name} is not set (see the README's roller section)`)
+  return value
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
+  return {
+    apiUrl: need(env, 'LHBOX_URL').replace(/\/+$/, ''),
+    bootstrapSecret: need(env, 'LHBOX_BOOTSTRAP_SECRET'),
+    databaseUrl: env.DATABASE_URL,
+    s3AccessKeyId: need(env, 'S3_ACCESS_KEY_ID'),
+    s3SecretAccessKey: need(env, 'S3_SECRET_ACCESS_KEY'),
+    catalogToken: env.LHBOX_CATALOG_TOKEN,
+    catalogCredential: env.LHBOX_CATALOG_CREDENTIAL,
+    rollerId: env.LHBOX_ROLLER_ID ?? `${hostname()}-${process.pid}`,
+    tickSeconds: Number(env.LHBOX_ROLLER_TICK_SECONDS ?? 10),
+    leaseSeconds: Number(env.LHBOX_ROLLER_LEASE_SECONDS ?? 300),
+    metricsPort: Number(env.LHBOX_ROLLER_PORT ?? 0),
+  }
+}

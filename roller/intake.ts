@@ -1,0 +1,78 @@
+// The sink's objects in the bucket: intake batches, committed markers (DESIGN.md "Data layout").
+import { parseLossless } from '../iceberg/json.ts'
+import type { S3Client, S3Head } from '../iceberg/io/s3.ts'
+import { parseTimestamp } from '../iceberg/temporal.ts'
+
+export const batchKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/${batchId}.ndjson`
+export const markerKey = (sinkId: string, dataFileName: string) => `_sink/${sinkId}/committed/${dataFileName}.json`
+
+export interface IntakeObject {
+  batchId: string
+  key: string
+  size: number
+  lastModified: Date
+}
+
+export interface Marker {
+  key: string
+  batchIds: string[]
+  snapshotId: string
+  committedAt: string
+}
+
+/** A failure that must end the tick: lag grows, nothing is appended twice. */
+export class EndTick extends Error {
+  constructor(message: string, override readonly cause?: unknown) {
+    super(message)
+    this.name = 'EndTick'
+  }
+}
+
+/** The batches waiting in the intake and the markers, in one listing of _sink/<id>/. */
+export async function listIntake(s3: S3Client, sinkId: string): Promise<{ batches: IntakeObject[]; markers: string[] }> {
+  const batches: IntakeObject[] = []
+  const markers: string[] = []
+  const prefix = `_sink/${sinkId}/`
+  try {
+    for await (const o of s3.list(prefix)) {
+      const rest = o.key.slice(prefix.length)
+      if (rest.startsWith('committed/') && rest.endsWith('.json')) markers.push(o.key)
+      else if (!rest.includes('/') && rest.endsWith('.ndjson')) batches.push({ batchId: rest.slice(0, -'.ndjson'.length), key: o.key, size: o.size, lastModified: o.lastModified })
+    }
+  } catch (err) {
+    throw new EndTick(`cannot list the intake of ${sinkId}: ${(err as Error).message}`, err)
+  }
+  return { batches, markers }
+}
+
+export async function readMarker(s3: S3Client, key: string): Promise<Marker | null> {
+  let got
+  try {
+    got = await s3.get(key)
+  } catch (err) {
+    throw new EndTick(`marker ${key} cannot be read: ${(err as Error).message}`, err)
+  }
+  if (!got) return null // deleted meanwhile
+  try {
+    const m = parseLossless(new TextDecoder().decode(got.body)) as { batch_ids: string[]; snapshot_id: unknown; committed_at: string }
+    if (!Array.isArray(m.batch_ids) || typeof m.committed_at !== 'string' || Number.isNaN(Date.parse(m.committed_at))) throw new Error('not a marker')
+    return { key, batchIds: m.batch_ids.map(String), snapshotId: String(m.snapshot_id), committedAt: m.committed_at }
+  } catch (err) {
+    throw new EndTick(`marker ${key} is unreadable: ${(err as Error).message}`, err)
+  }
+}
+
+export function markerBody(batchIds: string[], snapshotId: bigint, committedAt: string): string {
+  // The snapshot id as a JSON integer with its exact digits.
+  return `{"batch_ids":${JSON.stringify(batchIds)},"snapshot_id":${snapshotId.toString()},"committed_at":${JSON.stringify(committedAt)}}`
+}
+
+/** When the intake received the batch (x-amz-meta-received, microseconds), else the store's time. */
+export function receivedMicros(head: S3Head): bigint {
+  const received = head.metadata.received
+  if (received) {
+    const parsed = parseTimestamp(received, 'timestamptz')
+    if (parsed.ok) return parsed.value
+  }
+  return BigInt(head.lastModified.getTime()) * 1000n
+}

@@ -1,0 +1,68 @@
+// npm run roller -- run | tick [--force] [--sink ID]
+import { parseArgs } from 'node:util'
+import { loadConfig } from './config.ts'
+import { jsonLogger } from './log.ts'
+import { createRoller } from './loop.ts'
+import { RollerMetrics, serveMetrics } from './metrics.ts'
+
+/**
+ * Crash points for the exactly-once tests: LHBOX_ROLLER_KILL_AT=<checkpoint>[:<n>] kills this
+ * process with SIGKILL at the n-th time (default the first) the roll passes that step boundary.
+ */
+function checkpointFromEnv(env: NodeJS.ProcessEnv): (name: string) => void {
+  const [point, nth] = (env.LHBOX_ROLLER_KILL_AT ?? '').split(':')
+  let seen = 0
+  return (name) => {
+    if (name === point && ++seen >= Number(nth || 1)) process.kill(process.pid, 'SIGKILL')
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { force: { type: 'boolean' }, sink: { type: 'string' } } })
+  const command = positionals[0]
+  if (command !== 'run' && command !== 'tick') {
+    console.error('usage: npm run roller -- run | tick [--force] [--sink ID]')
+    return 2
+  }
+  const config = loadConfig()
+  const log = jsonLogger({ roller: config.rollerId })
+  const metrics = new RollerMetrics()
+  const roller = createRoller(config, log, metrics, checkpointFromEnv(process.env))
+
+  if (command === 'tick') {
+    const result = await roller.tick({ force: values.force, sink: values.sink })
+    log.info('tick done', result)
+    await roller.close()
+    return result.failed > 0 ? 1 : 0
+  }
+
+  const server = config.metricsPort ? serveMetrics(metrics, config.metricsPort) : null
+  let stopping = false
+  let wake: () => void = () => undefined
+  // SIGTERM: no new roll starts; the current one finishes (every step is safe to stop after anyway).
+  const stop = (signal: string) => {
+    if (stopping) process.exit(0)
+    stopping = true
+    log.info('stopping after the current roll', { signal })
+    wake()
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  log.info('roller running', { tick_seconds: config.tickSeconds, api: config.apiUrl })
+  while (!stopping) {
+    try {
+      await roller.tick()
+    } catch (err) {
+      log.error('tick failed', { error: (err as Error).message })
+    }
+    await new Promise<void>((resolve) => {
+      wake = resolve
+      setTimeout(resolve, config.tickSeconds * 1000).unref()
+    })
+  }
+  server?.close()
+  await roller.close()
+  return 0
+}
+
+process.exitCode = await main(process.argv.slice(2))

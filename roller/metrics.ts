@@ -1,0 +1,33 @@
+// Prometheus metrics and the roller's /healthz, on LHBOX_ROLLER_PORT.
+import { createServer, type Server } from 'node:http'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+
+export class RollerMetrics {
+  readonly registry = new Registry()
+  readonly lagSeconds = new Gauge({ name: 'lhbox_sink_lag_seconds', help: 'Seconds since the oldest batch still waiting, per sink', labelNames: ['sink'], registers: [this.registry] })
+  readonly rollSeconds = new Gauge({ name: 'lhbox_sink_roll_seconds_policy', help: 'The sink’s roll_seconds (the sink_lag alert fires at 3x)', labelNames: ['sink'], registers: [this.registry] })
+  readonly rolls = new Counter({ name: 'lhbox_rolls_total', help: 'Rolls by outcome', labelNames: ['outcome'], registers: [this.registry] })
+  readonly rowsCommitted = new Counter({ name: 'lhbox_rows_committed_total', help: 'Rows appended to tables', registers: [this.registry] })
+  readonly rowsRejected = new Counter({ name: 'lhbox_rows_rejected_total', help: 'Rows written to rejects files', registers: [this.registry] })
+  readonly commitRetries = new Counter({ name: 'lhbox_commit_retries_total', help: 'Commits retried after a conflict', registers: [this.registry] })
+  readonly repairs = new Counter({ name: 'lhbox_repairs_total', help: 'Batches found consumed by an earlier roll and repaired', registers: [this.registry] })
+  readonly rollDuration = new Histogram({ name: 'lhbox_roll_duration_seconds', help: 'Roll duration', buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [this.registry] })
+  lastTickAt: Date | null = null
+}
+
+export function serveMetrics(metrics: RollerMetrics, port: number): Server {
+  const server = createServer(async (req, res) => {
+    if (req.url === '/metrics') {
+      res.writeHead(200, { 'content-type': metrics.registry.contentType })
+      res.end(await metrics.registry.metrics())
+    } else if (req.url === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ ok: true, last_tick_at: metrics.lastTickAt?.toISOString() ?? null }))
+    } else {
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ error: { code: 'not_found', message: 'GET /healthz or /metrics' } }))
+    }
+  })
+  server.listen(port, '0.0.0.0')
+  return server
+}

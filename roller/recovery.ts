@@ -1,0 +1,43 @@
+// Exactly once by recovery (spec "Exactly once"): a batch is consumed when a retained snapshot of this
+// sink, or a committed marker, names it — and it was stored before that record, with 1 h tolerance.
+import type { TableMetadata } from '../iceberg/metadata.ts'
+import type { Marker } from './intake.ts'
+
+/** The summary keys, current prefix first; an older roll's prefix still counts. */
+export const SUMMARY_PREFIXES = ['lakehousebox.sink.', 'tablemere.sink.'] as const
+export const CLOCK_SKEW_MS = 3600_000
+
+export interface ConsumedRecord {
+  atMs: number
+  snapshotId: string | null
+  source: 'snapshot' | 'marker'
+}
+
+export function summaryBatchIds(summary: Record<string, string>, sinkId: string): string[] | null {
+  for (const prefix of SUMMARY_PREFIXES) {
+    if (summary[`${prefix}id`] === sinkId) return (summary[`${prefix}batches`] ?? '').split(',').filter(Boolean)
+  }
+  return null
+}
+
+/** Every batch id any retained snapshot of this sink or any marker names; the newer record wins. */
+export function consumedRecords(metadata: TableMetadata, sinkId: string, markers: Marker[]): Map<string, ConsumedRecord> {
+  const records = new Map<string, ConsumedRecord>()
+  const add = (ids: string[], record: ConsumedRecord) => {
+    for (const id of ids) {
+      const prev = records.get(id)
+      if (!prev || prev.atMs < record.atMs) records.set(id, record)
+    }
+  }
+  for (const s of metadata.snapshots) {
+    const ids = summaryBatchIds((s.summary ?? {}) as Record<string, string>, sinkId)
+    if (ids) add(ids, { atMs: Number(s['timestamp-ms']), snapshotId: s['snapshot-id'].toString(), source: 'snapshot' })
+  }
+  for (const m of markers) add(m.batchIds, { atMs: Date.parse(m.committedAt), snapshotId: m.snapshotId, source: 'marker' })
+  return records
+}
+
+/** Stored before the record (1 h of tolerance for clock skew)? A batch stored later is a new send. */
+export function storedBefore(receivedMicros: bigint, record: ConsumedRecord): boolean {
+  return Number(receivedMicros / 1000n) <= record.atMs + CLOCK_SKEW_MS
+}

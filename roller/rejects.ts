@@ -1,0 +1,32 @@
+// Rejects files: _sink/<sink>/rejects/<batch>.ndjson, one JSON object per rejected row with the
+// original row's bytes (spec "Rejects"); swept after 7 days.
+import type { S3Client } from '../iceberg/io/s3.ts'
+import type { Reject } from '../iceberg/values.ts'
+
+export const rejectsKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/rejects/${batchId}.ndjson`
+export const REJECTS_KEPT_MS = 7 * 24 * 3600_000
+
+export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_unwritable'
+
+/** One line: the reason's fields, then the row exactly as the producer sent it. */
+export function rejectLine(batchId: string, index: number, reject: Reject, rowText: string): string {
+  const head = JSON.stringify({ batch_id: batchId, index, reason: reject.reason, field: reject.field, expected: reject.expected, got: reject.got })
+  return `${head.slice(0, -1)},"row":${rowText}}`
+}
+
+export function wholeBatchLine(batchId: string, reason: WholeBatchReason, error: string, rowText: string | null = null, index: number | null = null): string {
+  const head = JSON.stringify({ batch_id: batchId, index, reason, error })
+  return `${head.slice(0, -1)},"row":${rowText ?? 'null'}}`
+}
+
+export async function writeRejects(s3: S3Client, sinkId: string, batchId: string, lines: string[]): Promise<void> {
+  await s3.put(rejectsKey(sinkId, batchId), lines.join('\n') + '\n', { contentType: 'application/x-ndjson' })
+}
+
+/** Deletes rejects files older than 7 days. */
+export async function sweepRejects(s3: S3Client, sinkId: string, now = Date.now()): Promise<number> {
+  const old: string[] = []
+  for await (const o of s3.list(`_sink/${sinkId}/rejects/`)) if (now - o.lastModified.getTime() > REJECTS_KEPT_MS) old.push(o.key)
+  if (old.length > 0) await s3.deleteMany(old)
+  return old.length
+}
