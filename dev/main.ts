@@ -24,7 +24,7 @@ const saved = readEnvFile()
 const secret = saved.LHBOX_BOOTSTRAP_SECRET ?? randomBytes(24).toString('base64url')
 const started = Date.now()
 console.log(`lhbox dev stack in ${dir}`)
-const stack = await startStack({ dir, basePort, bootstrapSecret: secret, log: (l) => console.log(`  ${l}`) })
+const stack = await startStack({ dir, basePort, bootstrapSecret: secret, roller: true, log: (l) => console.log(`  ${l}`) })
 
 let stopping = false
 async function shutdown(signal: string) {

@@ -8,6 +8,7 @@ import { pgbouncerBinary, startPgbouncer } from './pgbouncer.ts'
 import { PG_DATABASE, PG_PASSWORD, PG_USER, startPostgres } from './postgres.ts'
 import { stackPorts, type StackPorts } from './ports.ts'
 import { startS3rver } from './s3.ts'
+import { startRoller } from './roller.ts'
 import { startWrangler } from './wrangler.ts'
 import type { S3Config } from '../iceberg/io/s3.ts'
 
@@ -16,6 +17,8 @@ export interface StackOptions {
   basePort?: number
   bootstrapSecret: string
   bucket?: string
+  /** Start the roller service too (npm run dev); tests tick it themselves. */
+  roller?: boolean
   log?: (line: string) => void
 }
 
@@ -77,6 +80,18 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     stoppers.push(worker.stop)
     const apiUrl = `http://127.0.0.1:${ports.api}`
     log(`api         ${apiUrl}`)
+    if (opts.roller) {
+      const roller = startRoller(dir, {
+        LHBOX_URL: apiUrl,
+        LHBOX_BOOTSTRAP_SECRET: opts.bootstrapSecret,
+        DATABASE_URL: pg.url,
+        S3_ACCESS_KEY_ID: s3.config.accessKeyId,
+        S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
+        LHBOX_ROLLER_PORT: String(ports.roller),
+      })
+      stoppers.push(roller.stop)
+      log(`roller      http://127.0.0.1:${ports.roller}/metrics (ticks every 10 s)`)
+    }
     return { dir, ports, apiUrl, databaseUrl: pg.url, s3: s3.config, bootstrapSecret: opts.bootstrapSecret, stop }
   } catch (err) {
     await stop()

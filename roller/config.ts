@@ -18,6 +18,8 @@ export interface RollerConfig {
   leaseSeconds: number
   /** Port of /healthz and /metrics; 0 for none. */
   metricsPort: number
+  /** Commit retries after a conflict (the spec: 5 attempts, 0.5–8 s backoff). */
+  retry: { attempts: number; minBackoffMs: number; maxBackoffMs: number }
 }
 
 function need(env: NodeJS.ProcessEnv, name: string): string {
@@ -39,5 +41,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     tickSeconds: Number(env.LHBOX_ROLLER_TICK_SECONDS ?? 10),
     leaseSeconds: Number(env.LHBOX_ROLLER_LEASE_SECONDS ?? 300),
     metricsPort: Number(env.LHBOX_ROLLER_PORT ?? 0),
+    retry: {
+      attempts: 5,
+      minBackoffMs: Number(env.LHBOX_ROLLER_BACKOFF_MIN_MS ?? 500),
+      maxBackoffMs: Number(env.LHBOX_ROLLER_BACKOFF_MAX_MS ?? 8000),
+    },
   }
 }

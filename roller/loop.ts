@@ -1,6 +1,5 @@
 // Ticks: lease the due sinks, roll each, and keep going whatever one sink does.
 import { loadZstd } from '../iceberg/zstd.ts'
-import type { RetryPolicy } from '../iceberg/commit.ts'
 import { EdgeApi, type SinkView } from './api.ts'
 import { Warehouses } from './catalogs.ts'
 import type { RollerConfig } from './config.ts'
@@ -14,7 +13,7 @@ export interface Roller {
   close(): Promise<void>
 }
 
-export function createRoller(config: RollerConfig, log: Logger, metrics: RollerMetrics, checkpoint: (name: string) => void | Promise<void>, retry?: RetryPolicy): Roller {
+export function createRoller(config: RollerConfig, log: Logger, metrics: RollerMetrics, checkpoint: (name: string) => void | Promise<void>): Roller {
   const api = new EdgeApi(config)
   const warehouses = new Warehouses(config)
   const compression = loadZstd()
@@ -37,7 +36,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         catalog: warehouses.catalog(sink),
         bucket: warehouses.bucket(sink),
         compression: await compression,
-        retry,
+        retry: config.retry,
         log: slog,
         checkpoint,
         report: (r) => api.report(sink.id, r),
