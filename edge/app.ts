@@ -6,6 +6,7 @@ import { edgeClient, edgeDb, type EdgeDb } from '../db/edge.ts'
 import type { AppEnv } from './env.ts'
 import { ApiError, envelope, unavailable } from './errors.ts'
 import { connectionRoutes } from './routes/connection.ts'
+import { openapi } from './openapi.ts'
 import { health } from './routes/health.ts'
 import { internalRoutes } from './routes/internal.ts'
 import { keys } from './routes/keys.ts'
@@ -52,6 +53,7 @@ export function createApp() {
   })
 
   app.route('/', health)
+  app.route('/', openapi)
   app.route('/', keys)
   app.route('/', warehouseRoutes)
   app.route('/', tableRoutes)
