@@ -53,35 +53,77 @@ export class UnsupportedParquetType extends Error {
 }
 
 /**
+ * A data file written row group by row group: rows given to `append` are held only until a row
+ * group is full, then encoded (compressed) and dropped, so a large file never holds every row as
+ * JS objects at once.
+ */
+export class DataFileWriter {
+  private readonly plan: ParquetPlan
+  private readonly writer = new ByteWriter()
+  private readonly pq: ParquetWriter
+  private readonly rowGroupSize: number
+  private buffered: Row[] = []
+  private rows = 0
+
+  constructor(private readonly schema: Schema, private readonly opts: WriteDataFileOptions = {}) {
+    this.plan = parquetSchema(schema)
+    const { codec, compressors } = codecOf(opts.compression ?? 'snappy')
+    this.rowGroupSize = opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE
+    this.pq = new ParquetWriter({
+      writer: this.writer,
+      schema: this.plan.elements,
+      codec,
+      compressors,
+      statistics: true,
+      kvMetadata: [{ key: 'iceberg.schema', value: schemaJson(schema) }],
+    })
+  }
+
+  get rowCount(): number {
+    return this.rows
+  }
+
+  append(rows: Row[]): void {
+    for (const row of rows) {
+      this.buffered.push(row)
+      if (this.buffered.length >= this.rowGroupSize) this.flush()
+    }
+    this.rows += rows.length
+  }
+
+  private flush(): void {
+    if (this.buffered.length === 0) return
+    const rows = this.buffered
+    this.buffered = []
+    const columnData: ColumnSource[] = this.plan.columns.map((col) => ({
+      name: col.name,
+      data: rows.map((row) => row[col.name] ?? null),
+      encoding: col.encoding,
+    }))
+    this.pq.write({ columnData, rowGroupSize: rows.length, pageSize: this.opts.pageSize ?? DEFAULT_PAGE_SIZE })
+  }
+
+  finish(): DataFile {
+    this.flush()
+    annotateGeospatial(this.plan, this.pq)
+    this.pq.finish()
+    const bytes = this.writer.getBytes()
+    const metrics = dataFileMetrics(this.plan.leaves, this.pq.row_groups, bytes.length, { truncateLength: this.opts.truncateLength })
+    // hyparquet-writer counts rows only from columns; an empty file or a schema of only unknown
+    // columns still has the rows the caller gave.
+    metrics.recordCount = this.rows
+    return { bytes, metrics }
+  }
+}
+
+/**
  * Writes `rows` (the Value representation of types.ts, already validated against `schema`) as one
  * Parquet file, and returns its bytes and the metrics its manifest entry needs.
  */
 export function writeDataFile(schema: Schema, rows: Row[], opts: WriteDataFileOptions = {}): DataFile {
-  const plan = parquetSchema(schema)
-  const { codec, compressors } = codecOf(opts.compression ?? 'snappy')
-  const writer = new ByteWriter()
-  const pq = new ParquetWriter({
-    writer,
-    schema: plan.elements,
-    codec,
-    compressors,
-    statistics: true,
-    kvMetadata: [{ key: 'iceberg.schema', value: schemaJson(schema) }],
-  })
-  const columnData: ColumnSource[] = plan.columns.map((col) => ({
-    name: col.name,
-    data: rows.map((row) => row[col.name] ?? null),
-    encoding: col.encoding,
-  }))
-  pq.write({ columnData, rowGroupSize: opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE, pageSize: opts.pageSize ?? DEFAULT_PAGE_SIZE })
-  annotateGeospatial(plan, pq)
-  pq.finish()
-  const bytes = writer.getBytes()
-  const metrics = dataFileMetrics(plan.leaves, pq.row_groups, bytes.length, { truncateLength: opts.truncateLength })
-  // hyparquet-writer counts rows only from columns; an empty file or a schema of only unknown
-  // columns still has the rows the caller gave.
-  metrics.recordCount = rows.length
-  return { bytes, metrics }
+  const w = new DataFileWriter(schema, opts)
+  w.append(rows)
+  return w.finish()
 }
 
 function codecOf(compression: Compression): { codec: CompressionCodec; compressors: Partial<Record<CompressionCodec, Compressor>> } {
