@@ -1,0 +1,106 @@
+// Table routes: create (columns or a schema; v2/v3; time partitions), list, get, document — and a clear
+// 400 for bad input. Also the ledger pruning cron, which runs through the Worker's scheduled handler.
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { call, expectError, newApiKey, stack } from '../support/stack.ts'
+
+const create = (json: Record<string, unknown>, key = stack().adminKey) => call('/v1/tables', { key, json: { warehouse: stack().warehouse, ...json } })
+
+describe('POST /v1/tables', () => {
+  it('creates a v2 table with fresh field ids, a namespace with its first table', async () => {
+    const res = await create({ table: 'tbl.events', columns: [{ name: 'x', type: 'long', required: true }, { name: 'who', type: 'string', doc: 'who sent it' }], doc: 'garden events' })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({ table: 'tbl.events', format_version: 2, doc: 'garden events', partition_spec: [], snapshot_count: 0, current_snapshot_id: null, undocumented_columns: ['x'] })
+    expect(res.body.schema.fields).toEqual([
+      { id: 1, name: 'x', type: 'long', required: true },
+      { id: 2, name: 'who', type: 'string', required: false, doc: 'who sent it' },
+    ])
+    const list = await call(`/v1/tables?warehouse=${stack().warehouse}&namespace=tbl`, { key: stack().adminKey })
+    expect(list.body.tables).toEqual([{ namespace: 'tbl', name: 'events', table: 'tbl.events' }])
+  })
+
+  it('creates a v3 table partitioned by day(ts) and one with nested types from a schema', async () => {
+    const day = await create({ table: 'tbl.by_day', format_version: 3, partition: ['day(ts)'], columns: [{ name: 'ts', type: 'timestamptz', required: true }, { name: 'g', type: 'geometry' }] })
+    expect(day.status).toBe(201)
+    expect(day.body.partition_spec).toEqual([{ name: 'ts_day', transform: 'day', source: 'ts' }])
+    const nested = await create({
+      table: 'tbl.nested',
+      schema: { fields: [{ id: 1, name: 'tags', required: false, type: { type: 'list', 'element-id': 2, element: 'string', 'element-required': false } }, { id: 3, name: 'amount', required: true, type: 'decimal(38, 10)' }] },
+    })
+    expect(nested.status).toBe(201)
+    expect(nested.body.schema.fields[0].type).toEqual({ type: 'list', 'element-id': 3, element: 'string', 'element-required': false })
+    expect(nested.body.schema.fields[1]).toMatchObject({ id: 2, type: 'decimal(38, 10)' })
+  })
+
+  it('answers bad columns, types and partitions with a clear 400', async () => {
+    expectError(await create({ table: 'tbl.bad1', columns: [{ name: 'x', type: 'longg' }] }), 400, 'invalid_schema')
+    expectError(await create({ table: 'tbl.bad2', columns: [{ name: 'x', type: 'decimal(39, 1)' }] }), 400, 'invalid_schema')
+    expectError(await create({ table: 'tbl.bad3', columns: [{ name: 't', type: 'timestamp_ns' }] }), 400, 'invalid_schema')
+    expectError(await create({ table: 'tbl.bad4', columns: [{ name: 'x', type: 'long' }, { name: 'x', type: 'string' }] }), 400, 'invalid_schema')
+    expectError(await create({ table: 'tbl.bad5', columns: [{ name: 'x', type: 'long' }], partition: ['day(x)'] }), 400, 'invalid_partition')
+    expectError(await create({ table: 'tbl.bad6', columns: [{ name: 'x', type: 'long' }], partition: ['day(nope)'] }), 400, 'invalid_partition')
+    expectError(await create({ table: 'tbl.bad7', columns: [{ name: 'x', type: 'long' }], partition: ['sideways(x)'] }), 400, 'invalid_partition')
+    expectError(await create({ table: 'no_namespace', columns: [{ name: 'x', type: 'long' }] }), 400, 'invalid_request')
+    expectError(await create({ table: 'tbl.bad8', columns: [{ name: '1x', type: 'long' }] }), 400, 'invalid_request')
+    expectError(await create({ table: 'tbl.bad9' }), 400, 'invalid_request')
+    expectError(await call('/v1/tables', { key: stack().adminKey, json: { warehouse: 'nope', table: 'a.b', columns: [{ name: 'x', type: 'long' }] } }), 404, 'warehouse_not_found')
+  })
+
+  it('answers 409 table_exists for a second create', async () => {
+    const body = { table: 'tbl.twice', columns: [{ name: 'x', type: 'long' }] }
+    expect((await create(body)).status).toBe(201)
+    expectError(await create(body), 409, 'table_exists')
+  })
+
+  it('needs a write key to create, a read key to look', async () => {
+    const read = await newApiKey('read')
+    expectError(await create({ table: 'tbl.ro', columns: [{ name: 'x', type: 'long' }] }, read), 403, 'forbidden')
+    expect((await call(`/v1/tables/${stack().warehouse}.tbl.events`, { key: read })).status).toBe(200)
+  })
+})
+
+describe('GET and PATCH /v1/tables/{warehouse}.{namespace}.{table}', () => {
+  it('gets a table and documents it in one commit', async () => {
+    const ref = `${stack().warehouse}.tbl.docs`
+    expect((await create({ table: 'tbl.docs', columns: [{ name: 'x', type: 'long' }, { name: 'y', type: 'string' }] })).status).toBe(201)
+    const doc = await call(`/v1/tables/${ref}/docs`, { method: 'PATCH', key: stack().adminKey, json: { doc: 'a table', columns: { x: 'the x', y: 'the y' } } })
+    expect(doc.status).toBe(200)
+    expect(doc.body).toMatchObject({ doc: 'a table', undocumented_columns: [] })
+    expect(doc.body.schema.fields.map((f: { doc?: string }) => f.doc)).toEqual(['the x', 'the y'])
+    const got = await call(`/v1/tables/${ref}`, { key: stack().adminKey })
+    expect(got.body.schema.schema_id).toBe(1)
+    expectError(await call(`/v1/tables/${ref}/docs`, { method: 'PATCH', key: stack().adminKey, json: { columns: { nope: 'x' } } }), 400, 'unknown_column')
+    expectError(await call(`/v1/tables/${stack().warehouse}.tbl.missing`, { key: stack().adminKey }), 404, 'table_not_found')
+    expectError(await call(`/v1/tables/just-one`, { key: stack().adminKey }), 400, 'invalid_request')
+  })
+})
+
+describe('the ledger pruning cron', () => {
+  let db: pg.Client
+  beforeAll(async () => {
+    db = new pg.Client(stack().databaseUrl)
+    await db.connect()
+  })
+  afterAll(() => db.end())
+
+  it('prunes ledger rows 7 days after commit, and keeps the rest', async () => {
+    expect((await create({ table: 'tbl.pruned', columns: [{ name: 'x', type: 'long' }] })).status).toBe(201)
+    const sink = await call('/v1/sinks', { key: stack().adminKey, json: { name: 'pruned_in', table: 'tbl.pruned', warehouse: stack().warehouse } })
+    expect(sink.status).toBe(201)
+    const send = (id: string) => call(`/v1/sinks/${sink.body.id}`, { key: sink.body.send_key, body: '[{"x": 1}]', headers: { 'content-type': 'application/json', 'idempotency-key': id } })
+    for (const id of ['old', 'recent', 'waiting']) expect((await send(id)).status).toBe(202)
+    await db.query(`update batches set state = 'committed', committed_at = now() - interval '8 days' where sink_id = $1 and batch_id = 'old'`, [sink.body.id])
+    await db.query(`update batches set state = 'committed', committed_at = now() - interval '6 days' where sink_id = $1 and batch_id = 'recent'`, [sink.body.id])
+    await db.query(`update batches set received_at = now() - interval '30 days' where sink_id = $1 and batch_id = 'waiting'`, [sink.body.id])
+    const cron = await fetch(`${stack().apiUrl}/__scheduled?cron=17+*+*+*+*`)
+    expect(cron.status).toBe(200)
+    const deadline = Date.now() + 10_000
+    let ids: string[] = []
+    do {
+      ids = (await db.query('select batch_id from batches where sink_id = $1 order by batch_id', [sink.body.id])).rows.map((r) => r.batch_id)
+      if (!ids.includes('old')) break
+      await new Promise((r) => setTimeout(r, 200))
+    } while (Date.now() < deadline)
+    expect(ids).toEqual(['recent', 'waiting'])
+  })
+})
