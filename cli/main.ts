@@ -1,6 +1,9 @@
 // lhbox: the operator's and producer's command line. Errors print "error: <code>: <message>" and exit 1.
 import { parseArgs } from 'node:util'
+import { connect } from './commands/connect.ts'
+import { sink, SINK_FLAGS } from './commands/sink.ts'
 import { table, TABLE_FLAGS } from './commands/table.ts'
+import { usage } from './commands/usage.ts'
 import { warehouse, WAREHOUSE_FLAGS } from './commands/warehouse.ts'
 import { api, CliError, connection } from './http.ts'
 
@@ -13,8 +16,31 @@ const USAGE = `lhbox <command> [options]
   table list [<warehouse>]       [--namespace NS]
   table get <wh>.<ns>.<t>        schema, partitioning, docs, snapshots
   table document <wh>.<ns>.<t>   [--doc TEXT] [--column name=TEXT ...]
+
+  sink create <warehouse>        --table <ns>.<table> --name NAME (--save FILE | --show-key)
+                                 [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N]
+                                 [--key col[,col]]
+                                 the send key is answered once: --save writes it to a new FILE
+                                 (mode 0600; an existing file is never overwritten), --show-key
+                                 prints it; without either nothing is created
+  sink update <sink>             [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N]
+                                 [--inactivity-seconds N | --no-inactivity]
+  sink dedupe <sink>             [--wait]  keep the latest row per key, once; --wait polls until
+                                 done (LHBOX_DEDUPE_POLL_MS, default 2000; LHBOX_DEDUPE_TIMEOUT_MS,
+                                 default 900000)
+  sink list [<warehouse>]        [--all]  (--all includes deleted sinks)
+  sink get <sink>                state, policy, lag, received, last roll, rejects, dedupe
+  sink delete <sink>             [--discard-pending]  refused while batches wait unless given
+  sink send [<sink>] <file|->    (--send-key-file FILE | --send-key KEY | LHBOX_SEND_KEY)
+                                 [--batch-id ID]  posts the JSON array's bytes unchanged; a
+                                 generated batch id is printed to stderr: retry with --batch-id.
+                                 <sink> is an id (snk_…) or, with an API key, a name; with
+                                 --send-key-file it may be left out
+  connect                        the catalog connection per warehouse, and where sinks take rows
+  usage                          this month's ingest_bytes, by sink
   health                         GET /healthz
 
+<sink> is a sink's name or id (snk_…).
 Options: --url URL (LHBOX_URL), --api-key KEY (LHBOX_API_KEY), --json`
 
 export async function main(argv: string[], out = (s: string) => console.log(s), err = (s: string) => console.error(s)): Promise<number> {
@@ -29,6 +55,7 @@ export async function main(argv: string[], out = (s: string) => console.log(s), 
         help: { type: 'boolean', short: 'h' },
         ...WAREHOUSE_FLAGS,
         ...TABLE_FLAGS,
+        ...SINK_FLAGS,
       },
     })
     const [command, ...rest] = positionals
@@ -36,16 +63,26 @@ export async function main(argv: string[], out = (s: string) => console.log(s), 
       out(USAGE)
       return command || values.help ? 0 : 2
     }
-    const conn = connection(values)
+    // Resolved when a command needs it: `sink send --send-key-file` needs no LHBOX_URL.
+    const conn = () => connection(values)
     switch (command) {
       case 'warehouse':
-        out(await warehouse(conn, rest, values))
+        out(await warehouse(conn(), rest, values))
         return 0
       case 'table':
-        out(await table(conn, rest, values))
+        out(await table(conn(), rest, values))
+        return 0
+      case 'sink':
+        out(await sink(conn, rest, values, err))
+        return 0
+      case 'connect':
+        out(await connect(conn(), rest, values))
+        return 0
+      case 'usage':
+        out(await usage(conn(), rest, values))
         return 0
       case 'health':
-        out(JSON.stringify(await api(conn, 'GET', '/healthz')))
+        out(JSON.stringify(await api(conn(), 'GET', '/healthz')))
         return 0
       default:
         throw new CliError('usage', `unknown command ${command}\n\n${USAGE}`)

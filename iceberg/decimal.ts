@@ -73,3 +73,11 @@ export function formatDecimal(unscaled: bigint, scale: number): string {
   const text = `${padded.slice(0, -scale)}.${padded.slice(-scale)}`
   return (negative ? '-' : '') + text
 }
+
+/** Bytes of the smallest fixed that holds every unscaled value of decimal(precision, _) (Appendix A). */
+export function decimalRequiredBytes(precision: number): number {
+  const max = 10n ** BigInt(precision) - 1n
+  let bytes = 1
+  while ((1n << BigInt(8 * bytes - 1)) - 1n < max) bytes++
+  return bytes
+}

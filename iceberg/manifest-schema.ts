@@ -4,6 +4,7 @@
 // ["null", T] with "default": null, records named r<field id>, int-keyed maps as arrays of
 // k<key id>_v<value id> records with "logicalType": "map", lists with "element-id".
 
+import { decimalRequiredBytes } from './decimal.ts'
 import type { AvroSchema } from './avro.ts'
 import { parsePrimitive, type NestedField, type PrimitiveTypeName } from './types.ts'
 
@@ -33,12 +34,6 @@ function intMap(name: string, id: number, keyId: number, valueId: number, value:
 const list = (elementId: number, items: AvroSchema): AvroSchema => ({ type: 'array', items, 'element-id': elementId })
 
 /** Bytes of the fixed that holds a decimal of this precision (Java/PyIceberg: the fewest that fit 10^P - 1). */
-export function decimalRequiredBytes(precision: number): number {
-  let n = 1
-  while (2n ** BigInt(8 * n - 1) - 1n < 10n ** BigInt(precision) - 1n) n++
-  return n
-}
-
 /**
  * The Avro type of a primitive Iceberg type. `defined` tracks named types already written: Avro
  * forbids defining a name twice, so later uses are references by name.

@@ -8,10 +8,12 @@ import type { CompressionCodec, Encoding, SchemaElement } from 'hyparquet'
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { ColumnSource } from 'hyparquet-writer'
 import { stringify } from 'lossless-json'
+import { decimalRequiredBytes } from './decimal.ts'
 import { dataFileMetrics, type DataFileMetrics, type LeafColumn } from './metrics.ts'
 import { isPrimitive, parsePrimitive, type IcebergType, type Primitive, type Row, type Schema } from './types.ts'
 
 export type { DataFileMetrics } from './metrics.ts'
+export { decimalRequiredBytes } from './decimal.ts'
 
 /** A synchronous block compressor (Parquet compresses each page on its own). */
 export type Compressor = (input: Uint8Array) => Uint8Array
@@ -279,12 +281,6 @@ function physicalType(p: Primitive): Omit<SchemaElement, 'name'> {
 }
 
 /** The fewest bytes whose two's complement holds every unscaled value of `precision` digits. */
-export function decimalRequiredBytes(precision: number): number {
-  const max = 10n ** BigInt(precision) - 1n
-  let bytes = 1
-  while ((1n << BigInt(8 * bytes - 1)) - 1n < max) bytes++
-  return bytes
-}
 
 /**
  * The encoding of a top-level primitive column. Integers and temporals delta-encode

@@ -19,7 +19,8 @@ const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minV
 const Key = v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1), v.maxLength(8))
 
 export const CreateSink = v.strictObject({
-  name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a sink name is 1–63 chars of A-Z a-z 0-9 _ -')),
+  // Not snk_…: a name must never read as an id in /v1/sinks/{id|name}.
+  name: v.pipe(v.string(), v.regex(/^(?!snk_)[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a sink name is 1–63 chars of A-Z a-z 0-9 _ -, not starting with snk_')),
   table: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, 'give the table as <namespace>.<table>')),
   warehouse: v.string(),
   roll_seconds: v.optional(int(POLICY.rollSeconds.min, POLICY.rollSeconds.max), POLICY.rollSeconds.default),
@@ -155,6 +156,7 @@ export const sinkRoutes = new Hono<AppEnv>()
   })
   .post('/v1/sinks/:sink/dedupe', requireKey('write'), async (c) => {
     const row = await findSink(c, c.req.param('sink'))
+    if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is deleted`)
     if (row.state !== 'active') throw new ApiError(409, 'sink_not_active', `sink ${row.name} is ${row.state}${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`)
     if (!row.key_columns) throw new ApiError(409, 'sink_not_keyed', `sink ${row.name} has no key; set one first (lhbox sink update ${row.name} --key col)`)
     const answer = (requestedAt: string | null) => c.json({ dedupe: { requested_at: requestedAt, last: row.dedupe_last } }, 202)
