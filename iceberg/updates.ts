@@ -211,6 +211,10 @@ export function applyUpdates(base: TableMetadata, updates: TableUpdate[], option
         m.snapshots = m.snapshots.filter((s) => !gone.has(s['snapshot-id']))
         for (const [name, ref] of Object.entries(m.refs)) if (gone.has(ref['snapshot-id'])) delete m.refs[name]
         m['snapshot-log'] = m['snapshot-log'].filter((e) => !gone.has(e['snapshot-id']))
+        // As Java's removeSnapshots: statistics files of removed snapshots go with them.
+        const kept = (s: unknown) => !gone.has((s as { 'snapshot-id'?: bigint })['snapshot-id'] as bigint)
+        if (m.statistics) m.statistics = m.statistics.filter(kept)
+        if (m['partition-statistics']) m['partition-statistics'] = m['partition-statistics'].filter(kept)
         if (!m.refs.main) delete m['current-snapshot-id']
         break
       }
