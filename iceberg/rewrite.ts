@@ -1,0 +1,222 @@
+// A `replace` commit (Java's RewriteFiles, PyIceberg's replace): some live data files are removed and
+// files holding the same rows are added, in one snapshot that changes no row.
+//
+// Manifests: each manifest that holds a removed file is rewritten with that file as DELETED (its
+// data and file sequence numbers kept) and its other live files as EXISTING (snapshot id, sequence
+// numbers and v3 first_row_id kept); manifests without a removed file are carried over unchanged; the
+// added files go to new manifest(s), one per partition spec, as ADDED entries that inherit the new
+// snapshot's sequence number — as Java's RewriteFiles does by default. That is only exact when no
+// delete file applies to the rewritten files (a position delete names the old path; an equality
+// delete's reach depends on the data sequence number), so callers must not rewrite files in a
+// partition that has live delete files; `validate` re-checks that on every base.
+//
+// Retries: the added files' manifests are written once; after a conflict each attempt re-reads the
+// fresh base, checks that every removed file is still live (RewriteStale if not: plan again), and
+// writes the rewritten manifests and the manifest list for that base.
+
+import { type Catalog, type LoadedTable } from './catalog/index.ts'
+import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type RetryPolicy } from './commit.ts'
+import {
+  DELETED, EXISTING, inheritFromManifest, readManifest, readManifestList, writeManifest, writeManifestList,
+  type DataFile, type ManifestEntry, type ManifestFile,
+} from './manifest.ts'
+import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from './metadata.ts'
+import type { PartitionRecord } from './partition.ts'
+import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
+
+export interface LiveEntry {
+  manifest: ManifestFile
+  /** With inherited snapshot id, sequence numbers and first_row_id filled in. */
+  entry: ManifestEntry
+}
+
+export interface TableFiles {
+  snapshot?: Snapshot
+  manifests: ManifestFile[]
+  /** Live (ADDED or EXISTING) entries of data manifests. */
+  data: LiveEntry[]
+  /** Live entries of delete manifests. */
+  deletes: LiveEntry[]
+}
+
+/** Manifests never change once written: their entries can be cached by path across attempts. */
+export type ManifestCache = Map<string, ManifestEntry[]>
+
+export async function readLiveFiles(table: LoadedTable, cache: ManifestCache = new Map()): Promise<TableFiles> {
+  const snapshot = currentSnapshot(table.metadata)
+  const out: TableFiles = { snapshot, manifests: [], data: [], deletes: [] }
+  if (!snapshot?.['manifest-list']) return out
+  out.manifests = (await readManifestList(await table.io.read(snapshot['manifest-list']))).manifests
+  for (const manifest of out.manifests) {
+    let entries = cache.get(manifest.manifestPath)
+    if (!entries) {
+      entries = inheritFromManifest((await readManifest(await table.io.read(manifest.manifestPath))).entries, manifest)
+      cache.set(manifest.manifestPath, entries)
+    }
+    for (const entry of entries) {
+      if (entry.status === DELETED) continue
+      ;(manifest.content === 0 ? out.data : out.deletes).push({ manifest, entry })
+    }
+  }
+  return out
+}
+
+/** A stable text key of a partition tuple within a spec. */
+export function partitionKey(specId: number, p: PartitionRecord): string {
+  const value = (v: unknown) => (v instanceof Uint8Array ? `b:${Array.from(v).join(',')}` : typeof v === 'bigint' ? `n:${v}` : JSON.stringify(v))
+  return `${specId}|${Object.keys(p).sort().map((k) => `${k}=${value(p[k])}`).join('/')}`
+}
+
+/** Thrown (through commitWithRetry) when a file to remove is no longer live on the fresh base. */
+export class RewriteStale extends CommitAbandoned {
+  constructor(message: string) {
+    super(message)
+    this.name = 'RewriteStale'
+  }
+}
+
+export interface ReplaceInput {
+  /** Paths of live data files to remove. */
+  deleted: Set<string>
+  /** The files that replace them, with the partition spec each was written for. */
+  added: Array<{ specId: number; dataFile: DataFile }>
+  /** Called with every base's files before anything is written for it; throw to commit nothing. */
+  validate?: (files: TableFiles, base: LoadedTable) => void
+  snapshotId?: bigint
+  retry?: RetryPolicy
+  /** Every metadata file this call writes is pushed here (for clean-up when it is not committed). */
+  written?: string[]
+}
+
+export interface ReplaceResult {
+  table: LoadedTable
+  snapshotId: bigint
+}
+
+const sum = (files: DataFile[], pick: (f: DataFile) => number | bigint) => files.reduce((n, f) => n + BigInt(pick(f)), 0n)
+
+/** Java's SnapshotSummary for a replace: added/deleted counts and the parent's totals moved by them. */
+export function replaceSummary(parent: Snapshot | undefined, added: Array<{ specId: number; dataFile: DataFile }>, deleted: LiveEntry[]): SnapshotSummary {
+  const a = added.map((x) => x.dataFile)
+  const d = deleted.map((x) => x.entry.dataFile)
+  const partitions = new Set([
+    ...added.map((x) => partitionKey(x.specId, x.dataFile.partition)),
+    ...deleted.map((x) => partitionKey(x.manifest.partitionSpecId, x.entry.dataFile.partition)),
+  ])
+  const summary: SnapshotSummary = {
+    operation: 'replace',
+    'added-data-files': String(a.length),
+    'deleted-data-files': String(d.length),
+    'added-records': String(sum(a, (f) => f.recordCount)),
+    'deleted-records': String(sum(d, (f) => f.recordCount)),
+    'added-files-size': String(sum(a, (f) => f.fileSizeInBytes)),
+    'removed-files-size': String(sum(d, (f) => f.fileSizeInBytes)),
+    'changed-partition-count': String(partitions.size),
+  }
+  const change: Record<string, bigint> = {
+    'total-records': sum(a, (f) => f.recordCount) - sum(d, (f) => f.recordCount),
+    'total-files-size': sum(a, (f) => f.fileSizeInBytes) - sum(d, (f) => f.fileSizeInBytes),
+    'total-data-files': BigInt(a.length - d.length),
+    'total-delete-files': 0n,
+    'total-position-deletes': 0n,
+    'total-equality-deletes': 0n,
+  }
+  for (const [key, delta] of Object.entries(change)) {
+    const previous = parent ? parent.summary[key] : '0'
+    if (previous === undefined || !/^\d+$/.test(previous)) continue // unknown stays unknown, as in Java
+    summary[key] = String(BigInt(previous) + delta)
+  }
+  return summary
+}
+
+function formatOf(meta: TableMetadata): 2 | 3 {
+  const v = meta['format-version']
+  if (v !== 2 && v !== 3) throw new Error(`rewriting format-version ${v} tables is not supported`)
+  return v
+}
+
+function specOf(meta: TableMetadata, specId: number) {
+  const spec = meta['partition-specs'].find((s) => s['spec-id'] === specId)
+  if (!spec) throw new Error(`partition spec ${specId} is not in the table metadata`)
+  return spec
+}
+
+/** Commits the replacement of `deleted` by `added` as one `replace` snapshot on `main`. */
+export async function replaceDataFiles(catalog: Catalog, table: LoadedTable, input: ReplaceInput): Promise<ReplaceResult> {
+  const snapshotId = input.snapshotId ?? newSnapshotId()
+  const commitUuid = crypto.randomUUID()
+  const written = input.written ?? []
+  const cache: ManifestCache = new Map()
+  const rewritten = new Map<string, ManifestFile>() // source manifest path → its rewrite (valid for any base holding it)
+  let n = 0
+
+  // The added files' manifests, once: ADDED entries inherit this snapshot's id and sequence number.
+  const addedManifests: ManifestFile[] = []
+  const bySpec = new Map<number, DataFile[]>()
+  for (const { specId, dataFile } of input.added) bySpec.set(specId, [...(bySpec.get(specId) ?? []), dataFile])
+  for (const [specId, files] of bySpec) {
+    const manifestPath = manifestLocation(table.metadata, commitUuid, n++)
+    const m = await writeManifest({
+      formatVersion: formatOf(table.metadata), schema: currentSchema(table.metadata), spec: specOf(table.metadata, specId),
+      snapshotId, manifestPath, entries: files.map((dataFile) => ({ dataFile })),
+    })
+    written.push(manifestPath)
+    await table.io.write(manifestPath, m.bytes, 'application/octet-stream')
+    addedManifests.push(m.manifest)
+  }
+
+  const committed = await commitWithRetry(
+    catalog,
+    table,
+    async (base, attempt) => {
+      const files = await readLiveFiles(base, cache)
+      const live = new Set(files.data.map((x) => x.entry.dataFile.filePath))
+      const missing = [...input.deleted].filter((p) => !live.has(p))
+      if (missing.length) throw new RewriteStale(`${missing.length} file(s) to rewrite are no longer live, e.g. ${missing[0]}`)
+      input.validate?.(files, base)
+
+      const formatVersion = formatOf(base.metadata)
+      const plan = planSnapshot(base.metadata, { snapshotId })
+      const deletedEntries = files.data.filter((x) => input.deleted.has(x.entry.dataFile.filePath))
+      const touched = new Set(deletedEntries.map((x) => x.manifest.manifestPath))
+      const manifests: ManifestFile[] = [...addedManifests]
+      for (const m of files.manifests) {
+        if (!touched.has(m.manifestPath)) {
+          manifests.push(m)
+          continue
+        }
+        let out = rewritten.get(m.manifestPath)
+        if (!out) {
+          const entries = files.data
+            .filter((x) => x.manifest.manifestPath === m.manifestPath)
+            .map(({ entry: e }): ManifestEntry => ({
+              status: input.deleted.has(e.dataFile.filePath) ? DELETED : EXISTING,
+              snapshotId: input.deleted.has(e.dataFile.filePath) ? snapshotId : e.snapshotId,
+              sequenceNumber: e.sequenceNumber,
+              fileSequenceNumber: e.fileSequenceNumber,
+              dataFile: e.dataFile,
+            }))
+          const manifestPath = manifestLocation(base.metadata, commitUuid, n++)
+          const w = await writeManifest({
+            formatVersion, schema: currentSchema(base.metadata), spec: specOf(base.metadata, m.partitionSpecId), snapshotId, manifestPath, entries,
+          })
+          written.push(manifestPath)
+          await base.io.write(manifestPath, w.bytes, 'application/octet-stream')
+          rewritten.set(m.manifestPath, (out = w.manifest))
+        }
+        manifests.push(out)
+      }
+      const list = await writeManifestList({
+        formatVersion, snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId, manifests,
+      })
+      const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
+      written.push(listPath)
+      await base.io.write(listPath, list.bytes, 'application/octet-stream')
+      const summary = replaceSummary(files.snapshot, input.added, deletedEntries)
+      const snapshot = appendSnapshot(plan, { manifestList: listPath, summary, addedRows: list.addedRows })
+      return commitChanges(base.metadata, snapshot, plan.branch)
+    },
+    input.retry ?? DEFAULT_RETRY,
+  )
+  return { table: committed, snapshotId }
+}
