@@ -71,7 +71,8 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', 
       metadata: { received: row.receivedAt, rows: String(row.rows), sink: ledger.sink.id },
     })
   } catch (err) {
-    if (row.inserted) await forgetBatch(db, input).catch(() => undefined)
+    // If even this fails, the row stays `receiving`: a retry stores the batch again, never trusts it.
+    if (row.inserted) await forgetBatch(db, input).catch((e) => console.error(JSON.stringify({ level: 'error', msg: 'forgetBatch failed', batch_id: batchId, error: String(e) })))
     throw bucketFailure(err)
   }
   // receiving → pending after the answer, off the hot path; until then a retry stores it again.

@@ -1,7 +1,7 @@
 // The sinks' control plane: POST/GET/PATCH/DELETE /v1/sinks, POST /v1/sinks/{id}/dedupe.
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { batches, sinks, warehouses } from '../../db/schema.ts'
 import { NoSuchNamespace, NoSuchTable, type LoadedTable } from '../../iceberg/catalog/index.ts'
 import { audit } from '../audit.ts'
@@ -159,12 +159,13 @@ export const sinkRoutes = new Hono<AppEnv>()
     if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is deleted`)
     if (row.state !== 'active') throw new ApiError(409, 'sink_not_active', `sink ${row.name} is ${row.state}${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`)
     if (!row.key_columns) throw new ApiError(409, 'sink_not_keyed', `sink ${row.name} has no key; set one first (lhbox sink update ${row.name} --key col)`)
-    const answer = (requestedAt: string | null) => c.json({ dedupe: { requested_at: requestedAt, last: row.dedupe_last } }, 202)
-    if (row.dedupe_requested_at) return answer(row.dedupe_requested_at)
+    const answer = (r: SinkRow) => c.json({ dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last } }, 202)
+    if (row.dedupe_requested_at) return answer(row)
     const lastAt = row.dedupe_last?.at ? Date.parse(row.dedupe_last.at) : 0
     const wait = Math.ceil((lastAt + 3600_000 - Date.now()) / 1000)
     if (wait > 0) throw new ApiError(409, 'dedupe_too_soon', `the last dedupe ran at ${row.dedupe_last.at}; the next may run an hour after it`, { retry_after_seconds: wait }, { 'Retry-After': String(wait) })
     const db = await c.var.db()
-    const [updated] = await db.update(sinks).set({ dedupeRequestedAt: sql`now()` }).where(eq(sinks.id, row.id)).returning({ at: sinks.dedupeRequestedAt })
-    return answer(updated.at!.toISOString())
+    await db.update(sinks).set({ dedupeRequestedAt: sql`now()` }).where(and(eq(sinks.id, row.id), isNull(sinks.dedupeRequestedAt)))
+    // Answered as GET shows it (microseconds), so a repeat answers the very same string.
+    return answer(await findSink(c, row.id))
   })

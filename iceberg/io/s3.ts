@@ -11,6 +11,11 @@ export interface S3Config {
   accessKeyId: string
   secretAccessKey: string
   sessionToken?: string
+  /**
+   * Retries of a 5xx/429 inside one call (aws4fetch backs off between them). Default 0: callers
+   * decide — the send route answers 503 at once, the roller's next tick tries again.
+   */
+  retries?: number
 }
 
 export interface S3Object {
@@ -80,6 +85,7 @@ export class S3Client {
       sessionToken: config.sessionToken,
       service: 's3',
       region: config.region,
+      retries: config.retries ?? 0,
     })
     this.base = config.endpoint.replace(/\/+$/, '')
   }

@@ -1,0 +1,49 @@
+// The maintenance sweep (spec: "every 6 hours: it expires the table back to 20 snapshots and compacts
+// the small files"): expire, delete what no retained snapshot reaches, then compact. Its commits
+// carry no lakehousebox.sink.* keys; exactly-once holds through them because step 2 of every roll
+// reads every retained snapshot AND the committed markers, which cover history that expiry removed.
+import type { Catalog } from '../iceberg/catalog/index.ts'
+import type { RetryPolicy } from '../iceberg/commit.ts'
+import { compactTable } from '../iceberg/maintenance/compact.ts'
+import { deleteUnreachable, expireSnapshots } from '../iceberg/maintenance/expire.ts'
+import type { SinkView } from './api.ts'
+import type { Logger } from './log.ts'
+
+export interface MaintenancePolicy {
+  retainSnapshots: number
+  targetFileSizeBytes: number
+  /** Unreachable files younger than this are kept: they may belong to a commit in flight. */
+  orphanOlderThanMs: number
+}
+
+export const DEFAULT_MAINTENANCE: MaintenancePolicy = { retainSnapshots: 20, targetFileSizeBytes: 128 * 1024 * 1024, orphanOlderThanMs: 24 * 3600_000 }
+
+export interface MaintenanceResult {
+  snapshotsExpired: number
+  filesDeleted: number
+  bytesDeleted: number
+  filesCompacted: number
+  bytesCompacted: number
+  seconds: number
+}
+
+export async function maintainTable(sink: SinkView, catalog: Catalog, policy: MaintenancePolicy, log: Logger, retry?: RetryPolicy): Promise<MaintenanceResult> {
+  const started = Date.now()
+  const id = { namespace: [sink.table.namespace], name: sink.table.name }
+  const table = await catalog.loadTable(id)
+  const expired = await expireSnapshots(catalog, table, { retainLast: policy.retainSnapshots, retry })
+  // Files are deleted only after the commit that unreferenced them succeeded.
+  const cleanup = await deleteUnreachable(expired.base, expired.table, { orphanOlderThanMs: policy.orphanOlderThanMs })
+  if (cleanup.failed.length > 0) log.warn('some unreachable files could not be deleted', { failed: cleanup.failed.length })
+  const compacted = await compactTable(catalog, expired.table, { targetFileSizeBytes: policy.targetFileSizeBytes, retry })
+  const result: MaintenanceResult = {
+    snapshotsExpired: expired.expired.length,
+    filesDeleted: cleanup.deleted.length,
+    bytesDeleted: cleanup.bytes,
+    filesCompacted: compacted?.rewrittenFiles ?? 0,
+    bytesCompacted: compacted?.bytesCompacted ?? 0,
+    seconds: (Date.now() - started) / 1000,
+  }
+  log.info('maintained', { ...result, compaction_snapshot: compacted?.snapshotId ?? null })
+  return result
+}

@@ -1,0 +1,213 @@
+// The send route when the bucket or the database fails: 503 with Retry-After (or 409 quota_exceeded),
+// nothing half-stored (no ledger row, no usage, no object), and the same Idempotency-Key succeeds
+// once things are healthy again. The bucket's faults come from a small HTTP proxy in front of the
+// real s3rver: the warehouse's endpoint is the proxy (the send route PUTs to the warehouse's endpoint).
+import { createHash } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../../dev/ports.ts'
+import type { Child } from '../../dev/process.ts'
+import { startWrangler } from '../../dev/wrangler.ts'
+import { call, expectError, stack } from '../support/stack.ts'
+import { bucket, database, intakeKey, ledger, newProject, newSink, poll, send, usage, type Sink } from '../support/sinks.ts'
+
+type Mode = 'ok' | '503' | 'quota' | 'drop'
+
+/** A proxy to s3rver that fails the PUTs under _sink/ as told; everything else passes through. */
+async function faultProxy(target: string): Promise<{ url: string; mode: Mode; sinkPuts: number; close(): Promise<void> }> {
+  const upstream = new URL(target)
+  const state = { mode: 'ok' as Mode, sinkPuts: 0 }
+  const server = http.createServer((req, res) => {
+    const intake = req.method === 'PUT' && (req.url ?? '').includes('/_sink/')
+    if (intake) state.sinkPuts++
+    if (intake && state.mode === 'drop') return req.socket.destroy()
+    if (intake && (state.mode === '503' || state.mode === 'quota')) {
+      req.resume()
+      req.on('end', () => {
+        const [status, code] = state.mode === '503' ? [503, 'ServiceUnavailable'] : [403, 'QuotaExceeded']
+        res.writeHead(status, { 'content-type': 'application/xml' })
+        res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>refused by the fault proxy</Message></Error>`)
+      })
+      return
+    }
+    // Host is forwarded unchanged: it is part of the SigV4 signature s3rver checks.
+    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers)
+      up.pipe(res)
+    })
+    out.on('error', () => res.destroy())
+    req.pipe(out)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const port = (server.address() as AddressInfo).port
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) }),
+  }) as never
+}
+
+let db: pg.Client
+let proxy: Awaited<ReturnType<typeof faultProxy>>
+let project: { key: string; warehouse: string }
+let sink: Sink
+
+beforeAll(async () => {
+  db = await database()
+  proxy = await faultProxy(stack().s3.endpoint)
+  project = await newProject({ endpoint: proxy.url })
+  sink = await newSink(project.key, { tableSpec: { warehouse: project.warehouse }, sink: { warehouse: project.warehouse } })
+})
+afterAll(async () => {
+  await proxy?.close()
+  await db?.end()
+})
+
+/** The project's usage totals and this sink's lag/received, to compare before and after. */
+async function counters(): Promise<unknown> {
+  const u = await usage(project.key)
+  const got = await call(`/v1/sinks/${sink.id}`, { key: project.key })
+  return {
+    usage: { month_to_date: u.month_to_date, batches: u.batches, rows_accepted: u.rows_accepted, rows_rejected: u.rows_rejected },
+    lag: { batches: got.body.lag.batches_waiting, bytes: got.body.lag.bytes_waiting },
+    received: got.body.received,
+  }
+}
+
+/**
+ * With the proxy in `mode`, a send of a new batch answers `status code`, and nothing of it is stored
+ * anywhere (no ledger row, no object, usage and lag unchanged); with the proxy healthy again, the
+ * same Idempotency-Key is a new batch: 202, not a duplicate.
+ */
+async function failThenRetry(mode: Mode, batchId: string, status: number, code: string) {
+  const before = await counters()
+  const puts = proxy.sinkPuts
+  proxy.mode = mode
+  const res = await send(sink, '[{"x":1}]', { batchId })
+  proxy.mode = 'ok'
+  expectError(res, status, code)
+  expect(proxy.sinkPuts).toBeGreaterThan(puts)
+  expect((await ledger(db, sink.id)).filter((r) => r.batch_id === batchId)).toEqual([])
+  expect(await bucket().head(intakeKey(sink.id, batchId))).toBeNull()
+  expect(await counters()).toEqual(before)
+
+  const retry = await send(sink, '[{"x":1}]', { batchId })
+  expect(retry.status).toBe(202)
+  expect(retry.body).toEqual({ accepted: 1, rejected: 0, reasons: [], batch_id: batchId, bytes: 8, received_at: expect.any(String), state: 'pending' })
+  const got = await bucket().get(intakeKey(sink.id, batchId))
+  expect(Buffer.from(got!.body).toString()).toBe('{"x":1}\n')
+  expect(got!.head.metadata.received).toBe(retry.body.received_at)
+  expect(await poll(async () => (await ledger(db, sink.id)).find((r) => r.batch_id === batchId)?.state === 'pending')).toBe(true)
+  const after = (await counters()) as { usage: { batches: number; month_to_date: number } }
+  expect(after.usage.batches).toBe((before as typeof after).usage.batches + 1)
+  expect(after.usage.month_to_date).toBe((before as typeof after).usage.month_to_date + 8)
+  return res
+}
+
+describe('a bucket that fails the PUT', () => {
+  it('answers 503 unavailable with Retry-After when the bucket answers 503; stores nothing; the retry is a 202', async () => {
+    const res = await failThenRetry('503', 'b503', 503, 'unavailable')
+    expect(res.body.error.failed).toEqual(['bucket'])
+    expect(res.headers.get('retry-after')).toBe('5')
+  }, 30_000)
+
+  it('answers a bucket 503 promptly, after one PUT', async () => {
+    proxy.mode = '503'
+    const before = proxy.sinkPuts
+    const started = Date.now()
+    const res = await send(sink, '[{"x":1}]', { batchId: 'b503-prompt' })
+    proxy.mode = 'ok'
+    expectError(res, 503, 'unavailable')
+    expect(proxy.sinkPuts - before).toBe(1)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+
+  it('answers 409 quota_exceeded when the bucket refuses for quota; stores nothing; the retry is a 202', async () => {
+    const res = await failThenRetry('quota', 'bquota', 409, 'quota_exceeded')
+    expect(res.headers.get('retry-after')).toBeNull()
+  })
+
+  it('answers 503 when the connection to the bucket drops; stores nothing; the retry is a 202', async () => {
+    const res = await failThenRetry('drop', 'bdrop', 503, 'unavailable')
+    expect(res.body.error.failed).toEqual(['bucket'])
+    expect(res.headers.get('retry-after')).toBe('5')
+  })
+
+  it('stores a batch again when its ledger row is still receiving (a Worker that died after the insert)', async () => {
+    const body = '[{"x":42}]'
+    const sha = createHash('sha256').update(body).digest('hex')
+    const { rows } = await db.query(
+      `insert into batches (sink_id, batch_id, body_sha256, bytes, rows, rejected, reasons, received_at, state)
+       values ($1, 'orphan', $2, 9, 1, 0, '[]', date_trunc('microseconds', now() - interval '1 minute'), 'receiving')
+       returning to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at`,
+      [sink.id, sha],
+    )
+    expect(await bucket().head(intakeKey(sink.id, 'orphan'))).toBeNull()
+    const res = await send(sink, body, { batchId: 'orphan' })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual({ accepted: 1, rejected: 0, reasons: [], batch_id: 'orphan', bytes: 9, received_at: rows[0].at, state: 'pending', duplicate: true })
+    const got = await bucket().get(intakeKey(sink.id, 'orphan'))
+    expect(Buffer.from(got!.body).toString()).toBe('{"x":42}\n')
+    expect(got!.head.metadata).toMatchObject({ received: rows[0].at, rows: '1', sink: sink.id })
+    expect(await poll(async () => (await ledger(db, sink.id)).find((r) => r.batch_id === 'orphan')?.state === 'pending')).toBe(true)
+  })
+})
+
+describe('a database that is down', () => {
+  let worker: { url: string; child: Child }
+  beforeAll(async () => {
+    const s = stack()
+    const port = await freePort()
+    const child = await startWrangler(s.dir, port, await freePort(), {
+      DATABASE_URL: `postgres://lhbox:lhbox-dev@127.0.0.1:${s.ports.pgbouncer}/lhbox`,
+      NEON_WS_PROXY: `127.0.0.1:${await freePort()}`,
+      LHBOX_BOOTSTRAP_SECRET: s.bootstrapSecret,
+      S3_ENDPOINT: s.s3.endpoint,
+      S3_BUCKET: s.s3.bucket,
+      S3_REGION: s.s3.region,
+      S3_ACCESS_KEY_ID: s.s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s.s3.secretAccessKey,
+    })
+    worker = { url: `http://127.0.0.1:${port}`, child }
+  }, 180_000)
+  afterAll(async () => {
+    await worker?.child.stop()
+  })
+
+  it('answers the send route 503 unavailable (database) with Retry-After, stores nothing; the retry then succeeds', async () => {
+    proxy.mode = 'ok'
+    const before = proxy.sinkPuts
+    const res = await fetch(`${worker.url}/v1/sinks/${sink.id}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sink.sendKey}`, 'idempotency-key': 'dbdown', 'content-type': 'application/json' },
+      body: '[{"x":7}]',
+    })
+    expect(res.status).toBe(503)
+    expect(res.headers.get('retry-after')).toBe('5')
+    const text = await res.text()
+    expect(JSON.parse(text).error).toMatchObject({ code: 'unavailable', failed: ['database'], message: expect.any(String) })
+    expect(text).not.toMatch(/\n\s+at\s/)
+    expect(proxy.sinkPuts).toBe(before)
+    expect(await bucket().head(intakeKey(sink.id, 'dbdown'))).toBeNull()
+    expect((await ledger(db, sink.id)).filter((r) => r.batch_id === 'dbdown')).toEqual([])
+
+    const retry = await send(sink, '[{"x":7}]', { batchId: 'dbdown' })
+    expect(retry.status).toBe(202)
+    expect(retry.body).not.toHaveProperty('duplicate')
+    expect(await bucket().head(intakeKey(sink.id, 'dbdown'))).not.toBeNull()
+  })
+
+  it('answers the control plane 503 too', async () => {
+    for (const [path, init] of [
+      ['/v1/sinks', {}],
+      [`/v1/sinks/${sink.id}`, {}],
+      ['/v1/usage', {}],
+      ['/v1/sinks', { method: 'POST', body: JSON.stringify({ name: 'x', table: 'a.b', warehouse: 'main' }), headers: { 'content-type': 'application/json' } }],
+    ] as const) {
+      const res = await fetch(`${worker.url}${path}`, { ...init, headers: { ...(init as { headers?: object }).headers, authorization: `Bearer ${project.key}` } })
+      expect({ path, status: res.status, retry: res.headers.get('retry-after') }).toEqual({ path, status: 503, retry: '5' })
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unavailable')
+    }
+  })
+})
