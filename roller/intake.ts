@@ -16,7 +16,8 @@ export interface IntakeObject {
 export interface Marker {
   key: string
   batchIds: string[]
-  snapshotId: string
+  /** null: an empty roll (every row rejected) that committed no snapshot. */
+  snapshotId: string | null
   committedAt: string
 }
 
@@ -56,15 +57,15 @@ export async function readMarker(s3: S3Client, key: string): Promise<Marker | nu
   try {
     const m = parseLossless(new TextDecoder().decode(got.body)) as { batch_ids: string[]; snapshot_id: unknown; committed_at: string }
     if (!Array.isArray(m.batch_ids) || typeof m.committed_at !== 'string' || Number.isNaN(Date.parse(m.committed_at))) throw new Error('not a marker')
-    return { key, batchIds: m.batch_ids.map(String), snapshotId: String(m.snapshot_id), committedAt: m.committed_at }
+    return { key, batchIds: m.batch_ids.map(String), snapshotId: m.snapshot_id === null ? null : String(m.snapshot_id), committedAt: m.committed_at }
   } catch (err) {
     throw new EndTick(`marker ${key} is unreadable: ${(err as Error).message}`, err)
   }
 }
 
-export function markerBody(batchIds: string[], snapshotId: bigint, committedAt: string): string {
-  // The snapshot id as a JSON integer with its exact digits.
-  return `{"batch_ids":${JSON.stringify(batchIds)},"snapshot_id":${snapshotId.toString()},"committed_at":${JSON.stringify(committedAt)}}`
+export function markerBody(batchIds: string[], snapshotId: bigint | null, committedAt: string): string {
+  // The snapshot id as a JSON integer with its exact digits (null for an empty roll).
+  return `{"batch_ids":${JSON.stringify(batchIds)},"snapshot_id":${snapshotId === null ? 'null' : snapshotId.toString()},"committed_at":${JSON.stringify(committedAt)}}`
 }
 
 /** When the intake received the batch (x-amz-meta-received, microseconds), else the store's time. */

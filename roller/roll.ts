@@ -216,7 +216,7 @@ async function validateRows(sink: SinkView, table: LoadedTable, batches: Batch[]
 //    On a v3 table whose writer refuses the rows, the batches are committed one by one and the
 //    refused batch is rejected whole (batch_unwritable).
 async function writeAndCommit(sink: SinkView, table: LoadedTable, checked: CheckedBatch[], ctx: RollContext): Promise<Committed[]> {
-  if (!checked.some((b) => b.rows.length > 0)) return [{ batchIds: checked.map((b) => b.batchId), snapshotId: null, marker: null }]
+  if (!checked.some((b) => b.rows.length > 0)) return [await recordEmptyRoll(sink, checked.map((b) => b.batchId), ctx)]
   try {
     return [await commitBatches(sink, table, checked, ctx)]
   } catch (err) {
@@ -227,7 +227,7 @@ async function writeAndCommit(sink: SinkView, table: LoadedTable, checked: Check
   let base = table
   for (const batch of checked) {
     if (batch.rows.length === 0) {
-      commits.push({ batchIds: [batch.batchId], snapshotId: null, marker: null })
+      commits.push(await recordEmptyRoll(sink, [batch.batchId], ctx))
       continue
     }
     try {
@@ -239,13 +239,25 @@ async function writeAndCommit(sink: SinkView, table: LoadedTable, checked: Check
       await writeRejects(ctx.bucket, sink.id, batch.batchId, [wholeBatchLine(batch.batchId, 'batch_unwritable', err.message)])
       batch.rejected += batch.rows.length
       batch.rows = []
-      commits.push({ batchIds: [batch.batchId], snapshotId: null, marker: null })
+      commits.push(await recordEmptyRoll(sink, [batch.batchId], ctx))
     }
   }
   return commits
 }
 
 class WriterRefused extends Error {}
+
+/**
+ * An empty roll (every row rejected) commits no snapshot, so no snapshot names its batches. Its marker
+ * (snapshot_id null) is the record that they are consumed: a roller that dies between the batch deletes
+ * and the report finds it in step 2 and reports them, instead of leaving them pending in the ledger.
+ */
+async function recordEmptyRoll(sink: SinkView, batchIds: string[], ctx: RollContext): Promise<Committed> {
+  const marker = markerKey(sink.id, `${ctx.rollId}-empty-${crypto.randomUUID()}`)
+  await ctx.bucket.put(marker, markerBody(batchIds, null, new Date().toISOString()), { contentType: 'application/json' })
+  await ctx.checkpoint('marker')
+  return { batchIds, snapshotId: null, marker }
+}
 
 async function commitBatches(sink: SinkView, table: LoadedTable, batches: CheckedBatch[], ctx: RollContext): Promise<Committed> {
   const rows = batches.flatMap((b) => b.rows)
@@ -308,7 +320,8 @@ async function finishRoll(sink: SinkView, invariant: Invariant, batches: Batch[]
       await ctx.bucket.delete(keyOf.get(id) ?? batchKey(sink.id, id))
       await ctx.checkpoint('batch-delete')
     }
-    if (c.marker) {
+    // An empty roll's marker is its only record: it goes once the report is made (below).
+    if (c.marker && c.snapshotId !== null) {
       await ctx.bucket.delete(c.marker)
       await ctx.checkpoint('marker-delete')
     }
@@ -331,8 +344,9 @@ async function finishRoll(sink: SinkView, invariant: Invariant, batches: Batch[]
         : null,
     rejects: { rows: rejectedRows, batches: checked.filter((b) => b.rejected > 0).length },
   })
-  // A repair's marker is kept until the repair is reported.
-  for (const key of invariant.settledMarkers) await ctx.bucket.delete(key).catch(() => undefined)
+  // A repair's marker is kept until the repair is reported; so is an empty roll's.
+  const emptyMarkers = commits.flatMap((c) => (c.marker && c.snapshotId === null ? [c.marker] : []))
+  for (const key of [...invariant.settledMarkers, ...emptyMarkers]) await ctx.bucket.delete(key).catch(() => undefined)
   await sweepRejects(ctx.bucket, sink.id).catch((err) => ctx.log.warn('rejects sweep failed', { error: String(err) }))
   return { snapshotIds, batches: checked.length, rows, rejectedRows, repaired: invariant.repaired.length }
 }
