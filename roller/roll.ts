@@ -3,22 +3,21 @@
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
 import { addColumnsChange, CommitAbandoned, commitWithRetry, fastAppend, type RetryPolicy } from '../iceberg/commit.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
-import { parseLossless } from '../iceberg/json.ts'
 import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts'
 import type { Compression } from '../iceberg/parquet.ts'
-import type { Row } from '../iceberg/types.ts'
 import type { TableUpdate } from '../iceberg/updates.ts'
-import { toRow } from '../iceberg/values.ts'
 import type { RollReport, SinkView } from './api.ts'
 import { batchKey, EndTick, listIntake, markerBody, markerKey, readMarker, receivedMicros, type IntakeObject, type Marker } from './intake.ts'
 import type { Logger } from './log.ts'
 import { consumedRecords, storedBefore, summaryBatchIds } from './recovery.ts'
-import { rejectLine, sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
-import { encodeDataFiles, uploadDataFiles } from './write.ts'
+import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
+import { checkBatch, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
+import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from './write.ts'
 
-export const INGEST_TS = '__ingest_ts'
 export const MAX_BATCHES = 1000
-export const MAX_BATCH_BYTES = 16 * 1024 * 1024
+/** Batches read ahead while one is validated, and intake deletes in flight: bounded, for memory and the store. */
+const READ_AHEAD = 4
+const DELETE_CONCURRENCY = 8
 const RETENTION_PROPERTIES = { 'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '5' }
 
 export interface RollContext {
@@ -49,19 +48,19 @@ interface Invariant {
   settledMarkers: string[]
 }
 
-interface Batch {
+/** A batch after step 5: counts only; its rows are in the writer. */
+interface BatchOutcome {
   batchId: string
   key: string
-  receivedMicros: bigint
-  /** The NDJSON lines, or why the batch is rejected whole. */
-  lines: string[] | null
-  whole?: { reason: 'batch_unreadable' | 'batch_too_large'; error: string; rows: number }
+  rows: number
+  rejected: number
 }
 
-interface CheckedBatch {
-  batchId: string
-  rows: Row[]
-  rejected: number
+interface Validated {
+  batches: BatchOutcome[]
+  writer: PartitionedWriter
+  /** The writer refused the rows (v3: the batches go one by one). */
+  refused: WriterRefused | null
 }
 
 interface Committed {
@@ -75,10 +74,10 @@ export async function roll(sink: SinkView, ctx: RollContext): Promise<RollResult
   const table = await reloadTable(sink, ctx) //                                1
   const invariant = await reestablishInvariant(sink, table, ctx) //           2
   const base = await applyFirstRollChanges(table, ctx) //                     3
-  const pending = await readPendingBatches(sink, invariant, ctx) //           4
-  const checked = await validateRows(sink, base, pending, ctx) //             5
-  const commits = await writeAndCommit(sink, base, checked, ctx) //           6
-  return finishRoll(sink, invariant, pending, checked, commits, ctx, started) // 7
+  const pending = readPendingBatches(sink, invariant) //                      4
+  const validated = await validateRows(sink, base, pending, ctx) //           5
+  const commits = await writeAndCommit(sink, base, validated, seenSnapshots(table), ctx) // 6
+  return finishRoll(sink, invariant, validated.batches, commits, ctx, started) // 7
 }
 
 // 1. Reload the table as the tenant.
@@ -140,112 +139,89 @@ async function applyFirstRollChanges(table: LoadedTable, ctx: RollContext): Prom
   return updated
 }
 
-// 4. Read the pending batches, oldest first: at most 1,000, within roll_bytes.
-async function readPendingBatches(sink: SinkView, invariant: Invariant, ctx: RollContext): Promise<Batch[]> {
+// 4. Choose the pending batches, oldest first: at most 1,000, within roll_bytes. They are read in
+//    step 5, a few at a time, so a roll never holds all of its batches at once.
+function readPendingBatches(sink: SinkView, invariant: Invariant): PendingBatch[] {
   const ordered = [...invariant.pending].sort((a, b) => a.lastModified.getTime() - b.lastModified.getTime() || a.batchId.localeCompare(b.batchId))
-  const batches: Batch[] = []
+  const chosen: PendingBatch[] = []
   let bytes = 0
   for (const obj of ordered) {
-    if (batches.length >= Math.min(MAX_BATCHES, sink.policy.max_batches)) break
-    if (obj.size > MAX_BATCH_BYTES) {
-      const head = await ctx.bucket.head(obj.key)
-      if (!head) continue
-      batches.push({ batchId: obj.batchId, key: obj.key, receivedMicros: receivedMicros(head), lines: null, whole: { reason: 'batch_too_large', error: `the object is ${obj.size} bytes; a producer's batch may be 16 MiB at most`, rows: Number(head.metadata.rows ?? 0) } })
-      continue
+    if (chosen.length >= Math.min(MAX_BATCHES, sink.policy.max_batches)) break
+    // An object too large to read is rejected whole in step 5 and does not count against roll_bytes.
+    if (obj.size <= MAX_BATCH_BYTES) {
+      if (chosen.length > 0 && bytes + obj.size > sink.policy.roll_bytes) break
+      bytes += obj.size
     }
-    if (batches.length > 0 && bytes + obj.size > sink.policy.roll_bytes) break
-    const got = await ctx.bucket.get(obj.key)
-    if (!got) continue // consumed by another roller meanwhile
-    bytes += obj.size
-    let lines: string[] | null
-    try {
-      lines = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(got.body).split('\n').filter((l) => l.trim() !== '')
-    } catch {
-      lines = null
-    }
-    const batch: Batch = { batchId: obj.batchId, key: obj.key, receivedMicros: receivedMicros(got.head), lines }
-    if (!lines) batch.whole = { reason: 'batch_unreadable', error: 'the batch is not UTF-8 text', rows: Number(got.head.metadata.rows ?? 0) }
-    batches.push(batch)
+    chosen.push({ batchId: obj.batchId, key: obj.key, size: obj.size })
   }
-  return batches
+  return chosen
 }
 
-// 5. Validate row by row against the current schema; __ingest_ts comes from the batch, never from
-//    the producer. The rejects files are written here.
-async function validateRows(sink: SinkView, table: LoadedTable, batches: Batch[], ctx: RollContext): Promise<CheckedBatch[]> {
+// 5. Validate row by row against the current schema (__ingest_ts from the batch, never from the
+//    producer), write the rejects files, and stream the good rows into the data file writer.
+async function validateRows(sink: SinkView, table: LoadedTable, pending: PendingBatch[], ctx: RollContext): Promise<Validated> {
   const schema = currentSchema(table.metadata)
   const formatVersion = table.metadata['format-version'] === 3 ? 3 : 2
-  const checked: CheckedBatch[] = []
-  for (const batch of batches) {
-    const rows: Row[] = []
-    const rejects: string[] = []
-    let rejected = 0
-    if (batch.whole) {
-      rejects.push(wholeBatchLine(batch.batchId, batch.whole.reason, batch.whole.error))
-      rejected = batch.whole.rows
-    } else {
-      const parsed: unknown[] = []
+  const writer = new PartitionedWriter(table, ctx.compression)
+  const validated: Validated = { batches: [], writer, refused: null }
+  for await (const batch of prefetch(pending, READ_AHEAD, (p) => checkBatch(ctx.bucket, p, schema, formatVersion))) {
+    if (!batch) continue // consumed by another roller meanwhile
+    if (batch.rejectLines.length > 0) await writeRejects(ctx.bucket, sink.id, batch.batchId, batch.rejectLines)
+    if (!validated.refused && batch.rows.length > 0) {
       try {
-        for (const line of batch.lines!) parsed.push(parseLossless(line))
+        writer.append(batch.rows)
       } catch (err) {
-        rejects.push(wholeBatchLine(batch.batchId, 'batch_unreadable', (err as Error).message))
-        rejected = batch.lines!.length
-      }
-      if (rejects.length === 0) {
-        parsed.forEach((value, index) => {
-          if (value && typeof value === 'object' && !Array.isArray(value)) delete (value as Record<string, unknown>)[INGEST_TS]
-          const result = toRow(schema, value, { formatVersion })
-          if (result.ok) {
-            result.row[INGEST_TS] = batch.receivedMicros
-            rows.push(result.row)
-          } else {
-            rejected++
-            for (const r of result.rejects) rejects.push(rejectLine(batch.batchId, index, r, batch.lines![index]))
-          }
-        })
+        if (!(err instanceof WriterRefused)) throw err
+        validated.refused = err
       }
     }
-    if (rejects.length > 0) await writeRejects(ctx.bucket, sink.id, batch.batchId, rejects)
-    checked.push({ batchId: batch.batchId, rows, rejected })
+    validated.batches.push({ batchId: batch.batchId, key: batch.key, rows: batch.rows.length, rejected: batch.rejected })
   }
   await ctx.checkpoint('rejects')
-  return checked
+  return validated
 }
 
 // 6. Write the data file(s) and commit one append naming the batches; then the committed marker.
 //    On a v3 table whose writer refuses the rows, the batches are committed one by one and the
 //    refused batch is rejected whole (batch_unwritable).
-async function writeAndCommit(sink: SinkView, table: LoadedTable, checked: CheckedBatch[], ctx: RollContext): Promise<Committed[]> {
-  if (!checked.some((b) => b.rows.length > 0)) return [await recordEmptyRoll(sink, checked.map((b) => b.batchId), ctx)]
-  try {
-    return [await commitBatches(sink, table, checked, ctx)]
-  } catch (err) {
-    if (!(err instanceof WriterRefused) || table.metadata['format-version'] !== 3) throw err
-    ctx.log.warn('the writer refused the roll; committing its batches one by one', { error: err.message })
+async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, seen: Set<bigint>, ctx: RollContext): Promise<Committed[]> {
+  const ids = v.batches.map((b) => b.batchId)
+  if (!v.refused && v.writer.rows === 0) return [await recordEmptyRoll(sink, ids, ctx)]
+  if (!v.refused) {
+    try {
+      const files = v.writer.finish(`${ctx.rollId}-${crypto.randomUUID()}`)
+      return [await commitFiles(sink, table, files, v.batches, seen, ctx)]
+    } catch (err) {
+      if (!(err instanceof WriterRefused)) throw err
+      v.refused = err
+    }
   }
+  if (table.metadata['format-version'] !== 3) throw new EndTick(v.refused.message, v.refused)
+  ctx.log.warn('the writer refused the roll; committing its batches one by one', { error: v.refused.message })
+  const schema = currentSchema(table.metadata)
   const commits: Committed[] = []
   let base = table
-  for (const batch of checked) {
-    if (batch.rows.length === 0) {
+  for (const batch of v.batches) {
+    const again = batch.rows > 0 ? await checkBatch(ctx.bucket, { batchId: batch.batchId, key: batch.key, size: 0 }, schema, 3) : null
+    if (!again || again.rows.length === 0) {
       commits.push(await recordEmptyRoll(sink, [batch.batchId], ctx))
       continue
     }
     try {
-      const c = await commitBatches(sink, base, [batch], ctx)
-      commits.push(c)
+      const one = new PartitionedWriter(base, ctx.compression)
+      one.append(again.rows)
+      commits.push(await commitFiles(sink, base, one.finish(`${ctx.rollId}-${crypto.randomUUID()}`), [batch], seen, ctx))
       base = await ctx.catalog.loadTable(table.identifier)
     } catch (err) {
       if (!(err instanceof WriterRefused)) throw err
-      await writeRejects(ctx.bucket, sink.id, batch.batchId, [wholeBatchLine(batch.batchId, 'batch_unwritable', err.message)])
-      batch.rejected += batch.rows.length
-      batch.rows = []
+      await writeRejects(ctx.bucket, sink.id, batch.batchId, [...again.rejectLines, wholeBatchLine(batch.batchId, 'batch_unwritable', err.message)])
+      batch.rejected += batch.rows
+      batch.rows = 0
       commits.push(await recordEmptyRoll(sink, [batch.batchId], ctx))
     }
   }
   return commits
 }
-
-class WriterRefused extends Error {}
 
 /**
  * An empty roll (every row rejected) commits no snapshot, so no snapshot names its batches. Its marker
@@ -259,22 +235,15 @@ async function recordEmptyRoll(sink: SinkView, batchIds: string[], ctx: RollCont
   return { batchIds, snapshotId: null, marker }
 }
 
-async function commitBatches(sink: SinkView, table: LoadedTable, batches: CheckedBatch[], ctx: RollContext): Promise<Committed> {
-  const rows = batches.flatMap((b) => b.rows)
+async function commitFiles(sink: SinkView, table: LoadedTable, files: EncodedFile[], batches: BatchOutcome[], seen: Set<bigint>, ctx: RollContext): Promise<Committed> {
   const batchIds = batches.map((b) => b.batchId)
-  let encoded
-  try {
-    encoded = encodeDataFiles(table, rows, ctx.compression, `${ctx.rollId}-${crypto.randomUUID()}`)
-  } catch (err) {
-    throw new WriterRefused(`the Parquet writer refused the rows: ${(err as Error).message}`)
-  }
-  const files = await uploadDataFiles(table, encoded)
+  await uploadDataFiles(table, files)
   await ctx.checkpoint('data-file')
   const rolledAt = new Date().toISOString()
   const properties = {
     'lakehousebox.sink.id': sink.id,
     'lakehousebox.sink.batches': batchIds.join(','),
-    'lakehousebox.sink.rows': String(rows.length),
+    'lakehousebox.sink.rows': String(batches.reduce((n, b) => n + b.rows, 0)),
     'lakehousebox.sink.rejected_rows': String(batches.reduce((n, b) => n + b.rejected, 0)),
     'lakehousebox.sink.rolled_at': rolledAt,
   }
@@ -282,6 +251,7 @@ async function commitBatches(sink: SinkView, table: LoadedTable, batches: Checke
   const recheck = (base: LoadedTable) => {
     const mine = new Set(batchIds)
     for (const s of base.metadata.snapshots) {
+      if (seen.has(s['snapshot-id'])) continue
       const named = summaryBatchIds((s.summary ?? {}) as Record<string, string>, sink.id) ?? []
       if (named.some((id) => mine.has(id))) throw new CommitAbandoned(`snapshot ${s['snapshot-id']} already holds batch(es) of this roll`)
     }
@@ -313,20 +283,20 @@ async function resolveUnknownCommit(table: LoadedTable, properties: Record<strin
 }
 
 // 7. Delete the consumed batches, then the marker; report; sweep rejects older than 7 days.
-async function finishRoll(sink: SinkView, invariant: Invariant, batches: Batch[], checked: CheckedBatch[], commits: Committed[], ctx: RollContext, started: number): Promise<RollResult> {
-  const keyOf = new Map(batches.map((b) => [b.batchId, b.key]))
+async function finishRoll(sink: SinkView, invariant: Invariant, checked: BatchOutcome[], commits: Committed[], ctx: RollContext, started: number): Promise<RollResult> {
+  const keyOf = new Map(checked.map((b) => [b.batchId, b.key]))
   for (const c of commits) {
-    for (const id of c.batchIds) {
+    await inParallel(c.batchIds, DELETE_CONCURRENCY, async (id) => {
       await ctx.bucket.delete(keyOf.get(id) ?? batchKey(sink.id, id))
       await ctx.checkpoint('batch-delete')
-    }
+    })
     // An empty roll's marker is its only record: it goes once the report is made (below).
     if (c.marker && c.snapshotId !== null) {
       await ctx.bucket.delete(c.marker)
       await ctx.checkpoint('marker-delete')
     }
   }
-  const rows = checked.reduce((n, b) => n + b.rows.length, 0)
+  const rows = checked.reduce((n, b) => n + b.rows, 0)
   const rejectedRows = checked.reduce((n, b) => n + b.rejected, 0)
   const snapshotIds = commits.flatMap((c) => (c.snapshotId === null ? [] : [c.snapshotId.toString()]))
   await ctx.checkpoint('before-report')
@@ -349,6 +319,36 @@ async function finishRoll(sink: SinkView, invariant: Invariant, batches: Batch[]
   for (const key of [...invariant.settledMarkers, ...emptyMarkers]) await ctx.bucket.delete(key).catch(() => undefined)
   await sweepRejects(ctx.bucket, sink.id).catch((err) => ctx.log.warn('rejects sweep failed', { error: String(err) }))
   return { snapshotIds, batches: checked.length, rows, rejectedRows, repaired: invariant.repaired.length }
+}
+
+/** The snapshots the roll saw at step 1: a conflict re-check looks only at newer ones. */
+function seenSnapshots(table: LoadedTable): Set<bigint> {
+  return new Set(table.metadata.snapshots.map((s) => s['snapshot-id']))
+}
+
+/** Loads items a few ahead of the one being consumed, in order. */
+async function* prefetch<T, R>(items: T[], depth: number, load: (item: T) => Promise<R>): AsyncGenerator<R> {
+  const inflight: Promise<R>[] = []
+  let next = 0
+  const start = () => {
+    const p = load(items[next++])
+    p.catch(() => undefined) // awaited below, in order; this only keeps Node from calling it unhandled
+    inflight.push(p)
+  }
+  while (next < items.length && inflight.length < depth) start()
+  while (inflight.length > 0) {
+    const result = await inflight.shift()!
+    if (next < items.length) start()
+    yield result
+  }
+}
+
+async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) await work(items[next++])
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
 }
 
 function groupBySnapshot(repaired: Invariant['repaired']): Array<{ batch_ids: string[]; snapshot_id: string | null }> {

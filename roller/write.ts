@@ -1,49 +1,68 @@
-// Rows to data files: one Parquet file, or one per partition on a time-partitioned v3 table.
+// Rows to data files: one Parquet file, or one per partition on a time-partitioned v3 table,
+// written row group by row group as the batches are validated.
 import type { LoadedTable } from '../iceberg/catalog/index.ts'
 import type { DataFile } from '../iceberg/manifest.ts'
 import { currentSchema, defaultSpec } from '../iceberg/metadata.ts'
-import { writeDataFile, type Compression } from '../iceberg/parquet.ts'
-import { bindSpec, partitionPath, partitionRecord, type PartitionRecord } from '../iceberg/partition.ts'
-import type { Row } from '../iceberg/types.ts'
+import { DataFileWriter, type Compression } from '../iceberg/parquet.ts'
+import { bindSpec, partitionPath, partitionRecord, type BoundPartitionField, type PartitionRecord } from '../iceberg/partition.ts'
+import type { Row, Schema } from '../iceberg/types.ts'
 
-export interface WrittenFile {
+export interface EncodedFile {
   name: string
+  bytes: Uint8Array
   dataFile: DataFile
 }
 
-interface Group {
-  partition: PartitionRecord
-  path: string
-  rows: Row[]
-}
+/** The Parquet writer refused the rows (thrown by append or finish). */
+export class WriterRefused extends Error {}
 
-export function groupByPartition(table: LoadedTable, rows: Row[]): Group[] {
-  const spec = defaultSpec(table.metadata)
-  if (spec.fields.length === 0) return [{ partition: {}, path: '', rows }]
-  const bound = bindSpec(spec, currentSchema(table.metadata))
-  const groups = new Map<string, Group>()
-  for (const row of rows) {
-    const partition = partitionRecord(bound, row)
-    const path = partitionPath(bound, partition)
-    let g = groups.get(path)
-    if (!g) groups.set(path, (g = { partition, path, rows: [] }))
-    g.rows.push(row)
+const ROW_GROUP_ROWS = 131_072
+
+export class PartitionedWriter {
+  private readonly schema: Schema
+  private readonly bound: BoundPartitionField[] | null
+  private readonly files = new Map<string, { partition: PartitionRecord; writer: DataFileWriter }>()
+  rows = 0
+
+  constructor(private readonly table: LoadedTable, private readonly compression: Compression) {
+    this.schema = currentSchema(table.metadata)
+    const spec = defaultSpec(table.metadata)
+    this.bound = spec.fields.length > 0 ? bindSpec(spec, this.schema) : null
   }
-  return [...groups.values()]
+
+  append(rows: Row[]): void {
+    try {
+      for (const row of rows) {
+        const partition = this.bound ? partitionRecord(this.bound, row) : {}
+        const path = this.bound ? partitionPath(this.bound, partition) : ''
+        let f = this.files.get(path)
+        if (!f) this.files.set(path, (f = { partition, writer: new DataFileWriter(this.schema, { compression: this.compression, rowGroupSize: ROW_GROUP_ROWS }) }))
+        f.writer.append([row])
+      }
+    } catch (err) {
+      throw new WriterRefused(`the Parquet writer refused the rows: ${(err as Error).message}`)
+    }
+    this.rows += rows.length
+  }
+
+  finish(fileStem: string): EncodedFile[] {
+    let i = 0
+    const out: EncodedFile[] = []
+    for (const [path, f] of this.files) {
+      let encoded
+      try {
+        encoded = f.writer.finish()
+      } catch (err) {
+        throw new WriterRefused(`the Parquet writer refused the rows: ${(err as Error).message}`)
+      }
+      const name = `${fileStem}-${String(i++).padStart(5, '0')}.parquet`
+      const filePath = `${this.table.metadata.location}/data/${path ? `${path}/` : ''}${name}`
+      out.push({ name, bytes: encoded.bytes, dataFile: { filePath, fileFormat: 'PARQUET', partition: f.partition, ...encoded.metrics } })
+    }
+    return out
+  }
 }
 
-/** Encodes the files (throws if the writer refuses the rows); nothing is uploaded yet. */
-export function encodeDataFiles(table: LoadedTable, rows: Row[], compression: Compression, rollId: string): Array<WrittenFile & { bytes: Uint8Array }> {
-  const schema = currentSchema(table.metadata)
-  return groupByPartition(table, rows).map((g, i) => {
-    const { bytes, metrics } = writeDataFile(schema, g.rows, { compression })
-    const name = `${rollId}-${String(i).padStart(5, '0')}.parquet`
-    const filePath = `${table.metadata.location}/data/${g.path ? `${g.path}/` : ''}${name}`
-    return { name, bytes, dataFile: { filePath, fileFormat: 'PARQUET', partition: g.partition, ...metrics } }
-  })
-}
-
-export async function uploadDataFiles(table: LoadedTable, files: Array<WrittenFile & { bytes: Uint8Array }>): Promise<WrittenFile[]> {
-  for (const f of files) await table.io.write(f.dataFile.filePath, f.bytes, 'application/vnd.apache.parquet')
-  return files.map(({ name, dataFile }) => ({ name, dataFile }))
+export async function uploadDataFiles(table: LoadedTable, files: EncodedFile[]): Promise<void> {
+  await Promise.all(files.map((f) => table.io.write(f.dataFile.filePath, f.bytes, 'application/vnd.apache.parquet')))
 }

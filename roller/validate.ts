@@ -1,0 +1,65 @@
+// One batch, row by row: parse each NDJSON line losslessly, check it against the table's schema
+// (iceberg/values.ts), stamp __ingest_ts from the batch's arrival, and collect the reject lines.
+import type { S3Client } from '../iceberg/io/s3.ts'
+import { parseLossless } from '../iceberg/json.ts'
+import type { Row, StructType } from '../iceberg/types.ts'
+import { toRow } from '../iceberg/values.ts'
+import { receivedMicros } from './intake.ts'
+import { rejectLine, wholeBatchLine, type WholeBatchReason } from './rejects.ts'
+
+export const INGEST_TS = '__ingest_ts'
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024
+
+/** A batch chosen in step 4: not read yet. */
+export interface PendingBatch {
+  batchId: string
+  key: string
+  size: number
+}
+
+export interface CheckedBatch {
+  batchId: string
+  key: string
+  rows: Row[]
+  rejected: number
+  rejectLines: string[]
+}
+
+/** Null when the object is gone (another roller consumed it meanwhile). */
+export async function checkBatch(s3: S3Client, batch: PendingBatch, schema: StructType, formatVersion: 2 | 3): Promise<CheckedBatch | null> {
+  const whole = (reason: WholeBatchReason, error: string, rows: number): CheckedBatch => ({ batchId: batch.batchId, key: batch.key, rows: [], rejected: rows, rejectLines: [wholeBatchLine(batch.batchId, reason, error)] })
+  if (batch.size > MAX_BATCH_BYTES) {
+    const head = await s3.head(batch.key)
+    if (!head) return null
+    return whole('batch_too_large', `the object is ${batch.size} bytes; a producer's batch may be 16 MiB at most`, Number(head.metadata.rows ?? 0))
+  }
+  const got = await s3.get(batch.key)
+  if (!got) return null
+  let lines: string[]
+  try {
+    lines = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(got.body).split('\n').filter((l) => l.trim() !== '')
+  } catch {
+    return whole('batch_unreadable', 'the batch is not UTF-8 text', Number(got.head.metadata.rows ?? 0))
+  }
+  const parsed: unknown[] = []
+  try {
+    for (const line of lines) parsed.push(parseLossless(line))
+  } catch (err) {
+    return whole('batch_unreadable', (err as Error).message, lines.length)
+  }
+  const received = receivedMicros(got.head)
+  const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: [], rejected: 0, rejectLines: [] }
+  parsed.forEach((value, index) => {
+    // __ingest_ts is the batch's arrival, never the producer's say.
+    if (value && typeof value === 'object' && !Array.isArray(value)) delete (value as Record<string, unknown>)[INGEST_TS]
+    const result = toRow(schema, value, { formatVersion })
+    if (result.ok) {
+      result.row[INGEST_TS] = received
+      checked.rows.push(result.row)
+    } else {
+      checked.rejected++
+      for (const r of result.rejects) checked.rejectLines.push(rejectLine(batch.batchId, index, r, lines[index]))
+    }
+  })
+  return checked
+}
