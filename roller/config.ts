@@ -18,6 +18,8 @@ export interface RollerConfig {
   leaseSeconds: number
   /** Port of /healthz and /metrics; 0 for none. */
   metricsPort: number
+  /** The maintenance sweep: how often, how many snapshots stay, the compaction target, the orphan age guard. */
+  maintenance: { everyHours: number; retainSnapshots: number; targetFileSizeBytes: number; orphanOlderThanMs: number }
   /** Commit retries after a conflict (the spec: 5 attempts, 0.5–8 s backoff). */
   retry: { attempts: number; minBackoffMs: number; maxBackoffMs: number }
 }
@@ -41,6 +43,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     tickSeconds: Number(env.LHBOX_ROLLER_TICK_SECONDS ?? 10),
     leaseSeconds: Number(env.LHBOX_ROLLER_LEASE_SECONDS ?? 300),
     metricsPort: Number(env.LHBOX_ROLLER_PORT ?? 0),
+    maintenance: {
+      everyHours: Number(env.LHBOX_MAINTENANCE_HOURS ?? 6),
+      retainSnapshots: Number(env.LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS ?? 20),
+      targetFileSizeBytes: Number(env.LHBOX_MAINTENANCE_TARGET_FILE_BYTES ?? 128 * 1024 * 1024),
+      orphanOlderThanMs: Number(env.LHBOX_MAINTENANCE_ORPHAN_HOURS ?? 24) * 3600_000,
+    },
     retry: {
       attempts: 5,
       minBackoffMs: Number(env.LHBOX_ROLLER_BACKOFF_MIN_MS ?? 500),

@@ -6,10 +6,13 @@ import type { RollerConfig } from './config.ts'
 import { EndTick } from './intake.ts'
 import type { Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
+import { maintainTable } from './maintain.ts'
 import { roll } from './roll.ts'
 
 export interface Roller {
   tick(opts?: { force?: boolean; sink?: string }): Promise<{ rolled: number; failed: number }>
+  /** The maintenance sweep over every active sink's table (or one), where the warehouse says `roller`. */
+  maintain(opts?: { sink?: string }): Promise<{ maintained: number; failed: number }>
   close(): Promise<void>
 }
 
@@ -64,6 +67,29 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       let failed = 0
       for (const sink of sinks) (await rollOne(sink)) ? rolled++ : failed++
       return { rolled, failed }
+    },
+    async maintain(opts = {}) {
+      let maintained = 0
+      let failed = 0
+      for (const sink of await api.view()) {
+        if (opts.sink && sink.id !== opts.sink) continue
+        // `off` where the catalog maintains its tables itself (R2 Data Catalog, for one).
+        if (sink.warehouse.maintenance !== 'roller') continue
+        const end = metrics.maintenanceDuration.startTimer()
+        try {
+          const r = await maintainTable(sink, warehouses.catalog(sink), config.maintenance, log.child({ sink_id: sink.id }), config.retry)
+          metrics.snapshotsExpired.inc(r.snapshotsExpired)
+          metrics.filesDeleted.inc(r.filesDeleted)
+          metrics.bytesCompacted.inc(r.bytesCompacted)
+          maintained++
+        } catch (err) {
+          failed++
+          log.error('maintenance failed', { sink_id: sink.id, error: (err as Error).message })
+        } finally {
+          end()
+        }
+      }
+      return { maintained, failed }
     },
     close: () => warehouses.close(),
   }

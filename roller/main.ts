@@ -1,4 +1,4 @@
-// npm run roller -- run | tick [--force] [--sink ID]
+// npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID]
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'
 import { jsonLogger } from './log.ts'
@@ -20,8 +20,8 @@ function checkpointFromEnv(env: NodeJS.ProcessEnv): (name: string) => void {
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { force: { type: 'boolean' }, sink: { type: 'string' } } })
   const command = positionals[0]
-  if (command !== 'run' && command !== 'tick') {
-    console.error('usage: npm run roller -- run | tick [--force] [--sink ID]')
+  if (command !== 'run' && command !== 'tick' && command !== 'maintain') {
+    console.error('usage: npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID]')
     return 2
   }
   const config = loadConfig()
@@ -32,6 +32,13 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'tick') {
     const result = await roller.tick({ force: values.force, sink: values.sink })
     log.info('tick done', result)
+    await roller.close()
+    return result.failed > 0 ? 1 : 0
+  }
+
+  if (command === 'maintain') {
+    const result = await roller.maintain({ sink: values.sink })
+    log.info('maintenance done', result)
     await roller.close()
     return result.failed > 0 ? 1 : 0
   }
@@ -49,11 +56,18 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
   log.info('roller running', { tick_seconds: config.tickSeconds, api: config.apiUrl })
+  // The first sweep a minute after start (not at once: a restart loop should not sweep every time),
+  // then every maintenance.everyHours, between ticks.
+  let nextMaintenance = Date.now() + Math.min(60_000, config.maintenance.everyHours * 3600_000)
   while (!stopping) {
     try {
       await roller.tick()
     } catch (err) {
       log.error('tick failed', { error: (err as Error).message })
+    }
+    if (!stopping && Date.now() >= nextMaintenance) {
+      nextMaintenance = Date.now() + config.maintenance.everyHours * 3600_000
+      await roller.maintain().catch((err) => log.error('maintenance failed', { error: (err as Error).message }))
     }
     await new Promise<void>((resolve) => {
       wake = resolve

@@ -16,8 +16,6 @@ export interface MaintenancePolicy {
   orphanOlderThanMs: number
 }
 
-export const DEFAULT_MAINTENANCE: MaintenancePolicy = { retainSnapshots: 20, targetFileSizeBytes: 128 * 1024 * 1024, orphanOlderThanMs: 24 * 3600_000 }
-
 export interface MaintenanceResult {
   snapshotsExpired: number
   filesDeleted: number

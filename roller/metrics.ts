@@ -12,6 +12,10 @@ export class RollerMetrics {
   readonly commitRetries = new Counter({ name: 'lhbox_commit_retries_total', help: 'Commits retried after a conflict', registers: [this.registry] })
   readonly repairs = new Counter({ name: 'lhbox_repairs_total', help: 'Batches found consumed by an earlier roll and repaired', registers: [this.registry] })
   readonly rollDuration = new Histogram({ name: 'lhbox_roll_duration_seconds', help: 'Roll duration', buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [this.registry] })
+  readonly snapshotsExpired = new Counter({ name: 'lhbox_maintenance_snapshots_expired_total', help: 'Snapshots removed by the maintenance sweep', registers: [this.registry] })
+  readonly filesDeleted = new Counter({ name: 'lhbox_maintenance_files_deleted_total', help: 'Files deleted after expiry (and orphans)', registers: [this.registry] })
+  readonly bytesCompacted = new Counter({ name: 'lhbox_maintenance_bytes_compacted_total', help: 'Bytes of small files rewritten by compaction', registers: [this.registry] })
+  readonly maintenanceDuration = new Histogram({ name: 'lhbox_maintenance_duration_seconds', help: 'Maintenance duration per table', buckets: [0.5, 1, 5, 15, 60, 300, 900], registers: [this.registry] })
   lastTickAt: Date | null = null
 }
 
