@@ -53,6 +53,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     } catch (err) {
       metrics.rolls.inc({ outcome: err instanceof EndTick ? 'ended' : 'failed' })
       slog.error(err instanceof EndTick ? 'tick ended; the sink waits for the next one' : 'roll failed', { error: (err as Error).message })
+      // Give the lease back, so another roller (or this one restarted) may try at once.
+      await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true }).catch(() => undefined)
       return false
     } finally {
       end()

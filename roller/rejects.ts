@@ -8,9 +8,13 @@ export const REJECTS_KEPT_MS = 7 * 24 * 3600_000
 
 export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_unwritable'
 
-/** One line: the reason's fields, then the row exactly as the producer sent it. */
-export function rejectLine(batchId: string, index: number, reject: Reject, rowText: string): string {
-  const head = JSON.stringify({ batch_id: batchId, index, reason: reject.reason, field: reject.field, expected: reject.expected, got: reject.got })
+/**
+ * One line: the reason's fields, then the row exactly as the producer sent it. `index` is the row's
+ * place in the array the producer sent (null when the batch did not record it); `line` its place in
+ * the stored batch.
+ */
+export function rejectLine(batchId: string, index: number | null, line: number, reject: Reject, rowText: string): string {
+  const head = JSON.stringify({ batch_id: batchId, index, line, reason: reject.reason, field: reject.field, expected: reject.expected, got: reject.got })
   return `${head.slice(0, -1)},"row":${rowText}}`
 }
 

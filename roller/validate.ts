@@ -48,6 +48,7 @@ export async function checkBatch(s3: S3Client, batch: PendingBatch, schema: Stru
     return whole('batch_unreadable', (err as Error).message, lines.length)
   }
   const received = receivedMicros(got.head)
+  const elementIndex = elementIndexes(got.head.metadata)
   const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: [], rejected: 0, rejectLines: [] }
   parsed.forEach((value, index) => {
     // __ingest_ts is the batch's arrival, never the producer's say.
@@ -58,8 +59,24 @@ export async function checkBatch(s3: S3Client, batch: PendingBatch, schema: Stru
       checked.rows.push(result.row)
     } else {
       checked.rejected++
-      for (const r of result.rejects) checked.rejectLines.push(rejectLine(batch.batchId, index, r, lines[index]))
+      for (const r of result.rejects) checked.rejectLines.push(rejectLine(batch.batchId, elementIndex(index), index, r, lines[index]))
     }
   })
   return checked
+}
+
+/**
+ * Line i of a batch is the i-th object the producer sent; x-amz-meta-skipped lists the elements the
+ * edge did not store (not objects), so the producer's own index can be given back. No header: every
+ * element was stored, line = index. `unrecorded`: the list was too long to keep, the index is unknown.
+ */
+function elementIndexes(metadata: Record<string, string>): (line: number) => number | null {
+  if (metadata.skipped === undefined) return (line) => line
+  if (metadata.skipped === 'unrecorded') return () => null
+  const skipped = metadata.skipped.split(',').map(Number).sort((a, b) => a - b)
+  return (line) => {
+    let index = line
+    for (const s of skipped) if (s <= index) index++
+    return index
+  }
 }

@@ -22,6 +22,16 @@ async function digest(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
 }
 
+/**
+ * The indexes of the elements not stored (not_an_object), so the roller's rejects can name a row by
+ * its index in the array the producer sent. Past 1 KiB (S3 user metadata is small) it says `unrecorded`.
+ */
+function skippedHeader(reasons: unknown[]): { skipped?: string } {
+  if (reasons.length === 0) return {}
+  const list = reasons.map((r) => (r as { index: number }).index).join(',')
+  return { skipped: list.length <= 1024 ? list : 'unrecorded' }
+}
+
 function bucketFailure(err: unknown): ApiError {
   if (err instanceof S3Error && err.quotaExceeded) return new ApiError(409, 'quota_exceeded', 'the bucket is read-only: its storage quota is used up')
   return unavailable('bucket', 'the bucket is unavailable; retry with the same Idempotency-Key')
@@ -68,7 +78,7 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', 
   try {
     await s3.put(intakeKey(ledger.sink.id, batchId), batch.ndjson, {
       contentType: 'application/x-ndjson',
-      metadata: { received: row.receivedAt, rows: String(row.rows), sink: ledger.sink.id },
+      metadata: { received: row.receivedAt, rows: String(row.rows), sink: ledger.sink.id, ...skippedHeader(row.reasons) },
     })
   } catch (err) {
     // If even this fails, the row stays `receiving`: a retry stores the batch again, never trusts it.

@@ -168,26 +168,28 @@ describe('a roll of good and bad rows', () => {
   it('the rejects files hold each bad row with reason, field, expected, got and its original bytes', async () => {
     const r1 = await rejectsLines(sink, b1.batchId)
     expect(r1.parsed.map(({ row, ...rest }) => rest)).toEqual([
-      { batch_id: b1.batchId, index: 1, reason: 'type_mismatch', field: 'x', expected: 'long', got: 'string "7"' },
-      { batch_id: b1.batchId, index: 2, reason: 'missing_required', field: 'x', expected: 'long' },
-      { batch_id: b1.batchId, index: 3, reason: 'unknown_field', field: 'colour' },
-      { batch_id: b1.batchId, index: 4, reason: 'type_mismatch', field: 'amount', expected: 'decimal(38,10)', got: expect.stringMatching(/^string "1\.00000000001"/) },
-    ].map((r) => ({ ...r, index: BigInt(r.index) })))
+      // `index` is the element's place in the array the producer sent (the 42 at index 1 was never
+      // stored); `line` its place in the stored batch.
+      { batch_id: b1.batchId, index: 2, line: 1, reason: 'type_mismatch', field: 'x', expected: 'long', got: 'string "7"' },
+      { batch_id: b1.batchId, index: 3, line: 2, reason: 'missing_required', field: 'x', expected: 'long' },
+      { batch_id: b1.batchId, index: 4, line: 3, reason: 'unknown_field', field: 'colour' },
+      { batch_id: b1.batchId, index: 5, line: 4, reason: 'type_mismatch', field: 'amount', expected: 'decimal(38,10)', got: expect.stringMatching(/^string "1\.00000000001"/) },
+    ].map((r) => ({ ...r, index: BigInt(r.index), line: BigInt(r.line) })))
     // The original row, byte for byte, at the end of each line.
     r1.text.forEach((line, i) => expect(line.endsWith(`,"row":${b1Rows[i + 1]}}`), line).toBe(true))
 
     const r2 = await rejectsLines(sink, b2.batchId)
-    expect(r2.parsed).toEqual([{ batch_id: b2.batchId, index: 2n, reason: 'type_mismatch', field: 'x', expected: 'long', got: expect.stringMatching(/^number 1\.5/), row: { x: 1.5 } }])
+    expect(r2.parsed).toEqual([{ batch_id: b2.batchId, index: 2n, line: 2n, reason: 'type_mismatch', field: 'x', expected: 'long', got: expect.stringMatching(/^number 1\.5/), row: { x: 1.5 } }])
     expect(r2.text[0].endsWith(`,"row":${b2Rows[2]}}`)).toBe(true)
   })
 
   it('DuckDB read_json reads the rejects prefix', async () => {
     const out = await duckdb('--read-json', `s3://${stack().s3.bucket}/_sink/${sink.id}/rejects/*.ndjson`, '--order-by', 'batch_id', '--order-by', 'index', '--select', 'batch_id', '--select', 'index', '--select', 'reason', '--select', 'field')
     const expected = [
-      [b1.batchId, 1n, 'type_mismatch', 'x'],
-      [b1.batchId, 2n, 'missing_required', 'x'],
-      [b1.batchId, 3n, 'unknown_field', 'colour'],
-      [b1.batchId, 4n, 'type_mismatch', 'amount'],
+      [b1.batchId, 2n, 'type_mismatch', 'x'],
+      [b1.batchId, 3n, 'missing_required', 'x'],
+      [b1.batchId, 4n, 'unknown_field', 'colour'],
+      [b1.batchId, 5n, 'type_mismatch', 'amount'],
       [b2.batchId, 2n, 'type_mismatch', 'x'],
     ].sort((a, b) => String(a[0]).localeCompare(String(b[0])) || Number(a[1]) - Number(b[1]))
     expect(out.rows.map((r: any) => [r.batch_id, r.index, r.reason, r.field])).toEqual(expected)
