@@ -2,7 +2,7 @@
 // base (up to 5 attempts, 0.5–8 s jittered backoff); CommitStateUnknown goes to the caller, who
 // must reload and look for its own snapshot before anything else.
 import { CommitConflict, type Catalog, type LoadedTable } from './catalog/index.ts'
-import { readManifestList, writeManifest, writeManifestList, type DataFile } from './manifest.ts'
+import { hasLiveFiles, readManifestList, writeManifest, writeManifestList, type DataFile } from './manifest.ts'
 import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from './metadata.ts'
 import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
 import type { NestedField } from './types.ts'
@@ -90,7 +90,7 @@ export async function fastAppend(catalog: Catalog, table: LoadedTable, files: Da
       if (attempt > 0 && opts.recheck) await opts.recheck(base)
       const plan = planSnapshot(base.metadata, { snapshotId })
       const parent = currentSnapshot(base.metadata)
-      const previous = parent?.['manifest-list'] ? (await readManifestList(await base.io.read(parent['manifest-list']))).manifests : []
+      const previous = parent?.['manifest-list'] ? (await readManifestList(await base.io.read(parent['manifest-list']))).manifests.filter(hasLiveFiles) : []
       const list = await writeManifestList({
         formatVersion: formatOf(base.metadata),
         snapshotId,

@@ -36,6 +36,14 @@ export interface ManifestFile {
   firstRowId: bigint | null
 }
 
+/**
+ * Whether a manifest still has live (ADDED or EXISTING) files. One holding only DELETED entries
+ * belongs to the snapshot that wrote it; later snapshots drop it, as Java's filter does.
+ */
+export function hasLiveFiles(m: ManifestFile): boolean {
+  return (m.addedFilesCount ?? 1) > 0 || (m.existingFilesCount ?? 1) > 0
+}
+
 export class ManifestListError extends Error {
   constructor(message: string) {
     super(message)

@@ -15,7 +15,7 @@ import { partitionType, type PartitionField, type PartitionRecord, type Partitio
 import { minBigEndian } from './transforms.ts'
 import { parsePrimitive, type NestedField, type PrimitiveTypeName, type Schema, type Value } from './types.ts'
 
-export { readManifestList, writeManifestList, type ManifestFile, type FieldSummary, type ManifestListInput } from './manifest-list.ts'
+export { hasLiveFiles, readManifestList, writeManifestList, type ManifestFile, type FieldSummary, type ManifestListInput } from './manifest-list.ts'
 import type { FieldSummary, ManifestFile } from './manifest-list.ts'
 
 export const EXISTING = 0

@@ -17,6 +17,7 @@
 import { type Catalog, type LoadedTable } from './catalog/index.ts'
 import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type RetryPolicy } from './commit.ts'
 import {
+  hasLiveFiles,
   DELETED, EXISTING, inheritFromManifest, readManifest, readManifestList, writeManifest, writeManifestList,
   type DataFile, type ManifestEntry, type ManifestFile,
 } from './manifest.ts'
@@ -182,7 +183,7 @@ export async function replaceDataFiles(catalog: Catalog, table: LoadedTable, inp
       const manifests: ManifestFile[] = [...addedManifests]
       for (const m of files.manifests) {
         if (!touched.has(m.manifestPath)) {
-          manifests.push(m)
+          if (hasLiveFiles(m)) manifests.push(m)
           continue
         }
         let out = rewritten.get(m.manifestPath)

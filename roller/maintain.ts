@@ -29,11 +29,13 @@ export async function maintainTable(sink: SinkView, catalog: Catalog, policy: Ma
   const started = Date.now()
   const id = { namespace: [sink.table.namespace], name: sink.table.name }
   const table = await catalog.loadTable(id)
-  const expired = await expireSnapshots(catalog, table, { retainLast: policy.retainSnapshots, retry })
+  // Compact first: its replace snapshot then counts among the ones kept, and the small files only
+  // the expired snapshots reach are deleted in this same sweep.
+  const compacted = await compactTable(catalog, table, { targetFileSizeBytes: policy.targetFileSizeBytes, retry })
+  const expired = await expireSnapshots(catalog, compacted?.table ?? table, { retainLast: policy.retainSnapshots, retry })
   // Files are deleted only after the commit that unreferenced them succeeded.
   const cleanup = await deleteUnreachable(expired.base, expired.table, { orphanOlderThanMs: policy.orphanOlderThanMs })
   if (cleanup.failed.length > 0) log.warn('some unreachable files could not be deleted', { failed: cleanup.failed.length })
-  const compacted = await compactTable(catalog, expired.table, { targetFileSizeBytes: policy.targetFileSizeBytes, retry })
   const result: MaintenanceResult = {
     snapshotsExpired: expired.expired.length,
     filesDeleted: cleanup.deleted.length,
