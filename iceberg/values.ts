@@ -8,6 +8,7 @@
 // map values are keyed by their JSON key (`m["k"]`), and entries of a map sent as an array of
 // {"key", "value"} are indexed with the member named (`m[3].key`, `m[3].value`).
 
+import { base64Bytes, hexBytes } from './binary-text.ts'
 import { parseDecimal, parseExactInteger } from './decimal.ts'
 import { toWkb } from './geometry.ts'
 import { isLosslessNumber, numberText } from './json.ts'
@@ -369,33 +370,6 @@ function unsupported(expected: string): Convert {
 function mismatch(rejects: Reject[], path: string, expected: string, got: string): Value {
   rejects.push({ reason: 'type_mismatch', field: path, expected, got })
   return null
-}
-
-// ---- bytes ----
-
-const BASE64_BODY = /^[A-Za-z0-9+/_-]*$/
-
-/** Standard or URL-safe base64, padding optional but correct when present; undefined when not base64. */
-function base64Bytes(text: string): Uint8Array | undefined {
-  const padAt = text.indexOf('=')
-  const body = padAt < 0 ? text : text.slice(0, padAt)
-  if (padAt >= 0) {
-    const pad = text.slice(padAt)
-    if ((pad !== '=' && pad !== '==') || (body.length + pad.length) % 4 !== 0) return undefined
-  }
-  if (body.length % 4 === 1 || !BASE64_BODY.test(body)) return undefined
-  const standard = body.replace(/-/g, '+').replace(/_/g, '/')
-  const binary = atob(standard + '='.repeat((4 - (standard.length % 4)) % 4))
-  const bytes = new Uint8Array(binary.length)
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
-  return bytes
-}
-
-function hexBytes(text: string): Uint8Array | undefined {
-  if (text.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(text)) return undefined
-  const bytes = new Uint8Array(text.length / 2)
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(text.slice(2 * i, 2 * i + 2), 16)
-  return bytes
 }
 
 // ---- descriptions ----
