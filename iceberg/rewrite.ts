@@ -83,6 +83,10 @@ export interface ReplaceInput {
   added: Array<{ specId: number; dataFile: DataFile }>
   /** Called with every base's files before anything is written for it; throw to commit nothing. */
   validate?: (files: TableFiles, base: LoadedTable) => void
+  /** `replace` (the default) changes no row; `overwrite` replaces rows (a keyed roll, a dedupe). */
+  operation?: 'replace' | 'overwrite'
+  /** Extra snapshot summary properties; they cannot override the standard keys. */
+  properties?: Record<string, string>
   snapshotId?: bigint
   retry?: RetryPolicy
   /** Every metadata file this call writes is pushed here (for clean-up when it is not committed). */
@@ -213,7 +217,7 @@ export async function replaceDataFiles(catalog: Catalog, table: LoadedTable, inp
       const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
       written.push(listPath)
       await base.io.write(listPath, list.bytes, 'application/octet-stream')
-      const summary = replaceSummary(files.snapshot, input.added, deletedEntries)
+      const summary = { ...input.properties, ...replaceSummary(files.snapshot, input.added, deletedEntries), operation: input.operation ?? 'replace' }
       const snapshot = appendSnapshot(plan, { manifestList: listPath, summary, addedRows: list.addedRows })
       return commitChanges(base.metadata, snapshot, plan.branch)
     },

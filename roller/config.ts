@@ -20,6 +20,8 @@ export interface RollerConfig {
   metricsPort: number
   /** The maintenance sweep: how often, how many snapshots stay, the compaction target, the orphan age guard. */
   maintenance: { everyHours: number; retainSnapshots: number; targetFileSizeBytes: number; orphanOlderThanMs: number }
+  /** A keyed roll's limit on rewritten data files (spec: 256 MiB); lowered in tests. */
+  maxRewriteBytes: number
   /** Commit retries after a conflict (the spec: 5 attempts, 0.5–8 s backoff). */
   retry: { attempts: number; minBackoffMs: number; maxBackoffMs: number }
 }
@@ -43,6 +45,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     tickSeconds: Number(env.LHBOX_ROLLER_TICK_SECONDS ?? 10),
     leaseSeconds: Number(env.LHBOX_ROLLER_LEASE_SECONDS ?? 300),
     metricsPort: Number(env.LHBOX_ROLLER_PORT ?? 0),
+    maxRewriteBytes: Number(env.LHBOX_UPSERT_MAX_REWRITE_BYTES ?? 256 * 1024 * 1024),
     maintenance: {
       everyHours: Number(env.LHBOX_MAINTENANCE_HOURS ?? 6),
       retainSnapshots: Number(env.LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS ?? 20),

@@ -6,6 +6,7 @@ import type { RollerConfig } from './config.ts'
 import { EndTick } from './intake.ts'
 import type { Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
+import { dedupeTable } from './dedupe.ts'
 import { maintainTable } from './maintain.ts'
 import { roll } from './roll.ts'
 
@@ -26,11 +27,6 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     const slog = log.child({ sink_id: sink.id, roll_id: rollId })
     metrics.rollSeconds.set({ sink: sink.id }, sink.policy.roll_seconds)
     metrics.lagSeconds.set({ sink: sink.id }, sink.lag.oldest_at ? (Date.now() - Date.parse(sink.lag.oldest_at)) / 1000 : 0)
-    if (sink.key) {
-      // Keyed (upsert) rolls are not built yet: appending would break the key's promise.
-      slog.warn('keyed sink skipped: upsert rolls are not implemented yet')
-      return false
-    }
     const end = metrics.rollDuration.startTimer()
     try {
       const result = await roll(sink, {
@@ -40,10 +36,17 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         bucket: warehouses.bucket(sink),
         compression: await compression,
         retry: config.retry,
+        maxRewriteBytes: config.maxRewriteBytes,
         log: slog,
         checkpoint,
         report: (r) => api.report(sink.id, r),
       })
+      if (sink.dedupe_requested_at && sink.key) {
+        // The dedupe asked for runs once, at this tick, after the roll; its answer goes to dedupe.last.
+        const dedupe = await dedupeTable(sink, warehouses.catalog(sink), { rollId, compression: await compression })
+        slog.info('dedupe', dedupe)
+        await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], dedupe, release: true })
+      }
       metrics.rolls.inc({ outcome: 'ok' })
       metrics.rowsCommitted.inc(result.rows)
       metrics.rowsRejected.inc(result.rejectedRows)

@@ -3,6 +3,9 @@
 import type { S3Client } from '../iceberg/io/s3.ts'
 import type { Reject } from '../iceberg/values.ts'
 
+/** A row's reason: the value checks' (values.ts), or a keyed sink's key_null. */
+export type RowReject = Omit<Reject, 'reason'> & { reason: Reject['reason'] | 'key_null' }
+
 export const rejectsKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/rejects/${batchId}.ndjson`
 export const REJECTS_KEPT_MS = 7 * 24 * 3600_000
 
@@ -13,7 +16,7 @@ export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_u
  * place in the array the producer sent (null when the batch did not record it); `line` its place in
  * the stored batch.
  */
-export function rejectLine(batchId: string, index: number | null, line: number, reject: Reject, rowText: string): string {
+export function rejectLine(batchId: string, index: number | null, line: number, reject: RowReject, rowText: string): string {
   const head = JSON.stringify({ batch_id: batchId, index, line, reason: reject.reason, field: reject.field, expected: reject.expected, got: reject.got })
   return `${head.slice(0, -1)},"row":${rowText}}`
 }

@@ -12,6 +12,8 @@ import type { Logger } from './log.ts'
 import { consumedRecords, storedBefore, summaryBatchIds } from './recovery.ts'
 import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
 import { checkBatch, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
+import { inParallel, prefetch } from './pipeline.ts'
+import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
 import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from './write.ts'
 
 export const MAX_BATCHES = 1000
@@ -31,6 +33,8 @@ export interface RollContext {
   /** A step boundary (tests kill the roller here). */
   checkpoint: (name: string) => void | Promise<void>
   report: (report: RollReport) => Promise<void>
+  /** A keyed roll's limit on rewritten data files (default 256 MiB). */
+  maxRewriteBytes?: number
 }
 
 export interface RollResult {
@@ -59,6 +63,8 @@ interface BatchOutcome {
 interface Validated {
   batches: BatchOutcome[]
   writer: PartitionedWriter
+  /** A keyed sink's rows, latest per key (they go to an overwrite, not to the writer). */
+  keyed: KeyedRows | null
   /** The writer refused the rows (v3: the batches go one by one). */
   refused: WriterRefused | null
 }
@@ -75,9 +81,14 @@ export async function roll(sink: SinkView, ctx: RollContext): Promise<RollResult
   const invariant = await reestablishInvariant(sink, table, ctx) //           2
   const base = await applyFirstRollChanges(table, ctx) //                     3
   const pending = readPendingBatches(sink, invariant) //                      4
-  const validated = await validateRows(sink, base, pending, ctx) //           5
-  const commits = await writeAndCommit(sink, base, validated, seenSnapshots(table), ctx) // 6
-  return finishRoll(sink, invariant, validated.batches, commits, ctx, started) // 7
+  try {
+    const validated = await validateRows(sink, base, pending, ctx) //         5
+    const commits = await writeAndCommit(sink, base, validated, seenSnapshots(table), ctx) // 6
+    return await finishRoll(sink, invariant, validated.batches, commits, ctx, started) // 7
+  } catch (err) {
+    if (!(err instanceof UpsertRefused)) throw err
+    return disableForKey(sink, invariant, err, ctx)
+  }
 }
 
 // 1. Reload the table as the tenant.
@@ -163,11 +174,16 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
   const schema = currentSchema(table.metadata)
   const formatVersion = table.metadata['format-version'] === 3 ? 3 : 2
   const writer = new PartitionedWriter(table, ctx.compression)
-  const validated: Validated = { batches: [], writer, refused: null }
-  for await (const batch of prefetch(pending, READ_AHEAD, (p) => checkBatch(ctx.bucket, p, schema, formatVersion))) {
+  if (sink.key) {
+    const problem = upsertProblem(table.metadata, sink.key)
+    if (problem) throw new UpsertRefused(problem.reason, problem.message)
+  }
+  const validated: Validated = { batches: [], writer, keyed: sink.key ? new KeyedRows(sink.key) : null, refused: null }
+  for await (const batch of prefetch(pending, READ_AHEAD, (p) => checkBatch(ctx.bucket, p, schema, formatVersion, sink.key))) {
     if (!batch) continue // consumed by another roller meanwhile
     if (batch.rejectLines.length > 0) await writeRejects(ctx.bucket, sink.id, batch.batchId, batch.rejectLines)
-    if (!validated.refused && batch.rows.length > 0) {
+    if (validated.keyed) validated.keyed.add(batch.rows)
+    else if (!validated.refused && batch.rows.length > 0) {
       try {
         writer.append(batch.rows)
       } catch (err) {
@@ -186,6 +202,7 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
 //    refused batch is rejected whole (batch_unwritable).
 async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, seen: Set<bigint>, ctx: RollContext): Promise<Committed[]> {
   const ids = v.batches.map((b) => b.batchId)
+  if (v.keyed) return [v.keyed.size === 0 ? await recordEmptyRoll(sink, ids, ctx) : await commitKeyed(sink, table, v.keyed, v.batches, seen, ctx)]
   if (!v.refused && v.writer.rows === 0) return [await recordEmptyRoll(sink, ids, ctx)]
   if (!v.refused) {
     try {
@@ -239,26 +256,10 @@ async function commitFiles(sink: SinkView, table: LoadedTable, files: EncodedFil
   const batchIds = batches.map((b) => b.batchId)
   await uploadDataFiles(table, files)
   await ctx.checkpoint('data-file')
-  const rolledAt = new Date().toISOString()
-  const properties = {
-    'lakehousebox.sink.id': sink.id,
-    'lakehousebox.sink.batches': batchIds.join(','),
-    'lakehousebox.sink.rows': String(batches.reduce((n, b) => n + b.rows, 0)),
-    'lakehousebox.sink.rejected_rows': String(batches.reduce((n, b) => n + b.rejected, 0)),
-    'lakehousebox.sink.rolled_at': rolledAt,
-  }
-  // If another roller committed any of these batches since they were read, commit nothing.
-  const recheck = (base: LoadedTable) => {
-    const mine = new Set(batchIds)
-    for (const s of base.metadata.snapshots) {
-      if (seen.has(s['snapshot-id'])) continue
-      const named = summaryBatchIds((s.summary ?? {}) as Record<string, string>, sink.id) ?? []
-      if (named.some((id) => mine.has(id))) throw new CommitAbandoned(`snapshot ${s['snapshot-id']} already holds batch(es) of this roll`)
-    }
-  }
+  const properties = sinkSummary(sink, batches, batches.reduce((n, b) => n + b.rows, 0))
   let snapshotId: bigint
   try {
-    snapshotId = (await fastAppend(ctx.catalog, table, files.map((f) => f.dataFile), { properties, retry: ctx.retry, recheck })).snapshotId
+    snapshotId = (await fastAppend(ctx.catalog, table, files.map((f) => f.dataFile), { properties, retry: ctx.retry, recheck: recheckFor(sink, batchIds, seen) })).snapshotId
   } catch (err) {
     if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
     if (!(err instanceof CommitStateUnknown)) throw err
@@ -266,9 +267,71 @@ async function commitFiles(sink: SinkView, table: LoadedTable, files: EncodedFil
   }
   await ctx.checkpoint('commit')
   const marker = markerKey(sink.id, files[0].name)
-  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, rolledAt), { contentType: 'application/json' })
+  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties['lakehousebox.sink.rolled_at']), { contentType: 'application/json' })
   await ctx.checkpoint('marker')
   return { batchIds, snapshotId, marker }
+}
+
+/** A keyed roll: one overwrite (iceberg rewrite) with the same summary keys, marker and crash points. */
+async function commitKeyed(sink: SinkView, table: LoadedTable, keyed: KeyedRows, batches: BatchOutcome[], seen: Set<bigint>, ctx: RollContext): Promise<Committed> {
+  const batchIds = batches.map((b) => b.batchId)
+  const properties = sinkSummary(sink, batches, keyed.size)
+  let snapshotId: bigint
+  try {
+    snapshotId = (await commitUpsert(table, sink.key!, keyed, properties, {
+      catalog: ctx.catalog,
+      rollId: ctx.rollId,
+      compression: ctx.compression,
+      checkpoint: ctx.checkpoint,
+      reload: () => ctx.catalog.loadTable(table.identifier),
+      recheck: recheckFor(sink, batchIds, seen),
+      maxRewriteBytes: ctx.maxRewriteBytes,
+      backoffMs: ctx.retry?.minBackoffMs,
+    })).snapshotId
+  } catch (err) {
+    if (!(err instanceof CommitStateUnknown)) throw err
+    snapshotId = await resolveUnknownCommit(table, properties, ctx, err)
+  }
+  await ctx.checkpoint('commit')
+  const marker = markerKey(sink.id, `${ctx.rollId}-keyed`)
+  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties['lakehousebox.sink.rolled_at']), { contentType: 'application/json' })
+  await ctx.checkpoint('marker')
+  return { batchIds, snapshotId, marker }
+}
+
+function sinkSummary(sink: SinkView, batches: BatchOutcome[], rows: number): Record<string, string> {
+  return {
+    'lakehousebox.sink.id': sink.id,
+    'lakehousebox.sink.batches': batches.map((b) => b.batchId).join(','),
+    'lakehousebox.sink.rows': String(rows),
+    'lakehousebox.sink.rejected_rows': String(batches.reduce((n, b) => n + b.rejected, 0)),
+    'lakehousebox.sink.rolled_at': new Date().toISOString(),
+  }
+}
+
+/** If another roller committed any of these batches since the roll read the table, commit nothing. */
+function recheckFor(sink: SinkView, batchIds: string[], seen: Set<bigint>): (base: LoadedTable) => void {
+  const mine = new Set(batchIds)
+  return (base) => {
+    for (const s of base.metadata.snapshots) {
+      if (seen.has(s['snapshot-id'])) continue
+      const named = summaryBatchIds((s.summary ?? {}) as Record<string, string>, sink.id) ?? []
+      if (named.some((id) => mine.has(id))) throw new CommitAbandoned(`snapshot ${s['snapshot-id']} already holds batch(es) of this roll`)
+    }
+  }
+}
+
+/** A key the roller cannot apply: the sink is disabled with the upsert_* reason; its batches wait. */
+async function disableForKey(sink: SinkView, invariant: Invariant, err: UpsertRefused, ctx: RollContext): Promise<RollResult> {
+  ctx.log.warn('sink disabled: its key cannot be applied', { reason: err.reason, error: err.message })
+  await ctx.report({
+    roller: ctx.rollerId,
+    roll_id: ctx.rollId,
+    consumed: groupBySnapshot(invariant.repaired),
+    repaired: invariant.repaired.map((r) => r.batchId),
+    disabled_reason: err.reason,
+  })
+  return { snapshotIds: [], batches: 0, rows: 0, rejectedRows: 0, repaired: invariant.repaired.length }
 }
 
 /** An unknown outcome is resolved by reloading and looking for this roll's snapshot, never by retrying. */
@@ -313,6 +376,8 @@ async function finishRoll(sink: SinkView, invariant: Invariant, checked: BatchOu
         ? { at: new Date().toISOString(), batches: checked.length, rows, rejected_rows: rejectedRows, snapshot_id: snapshotIds.at(-1) ?? null, seconds: (Date.now() - started) / 1000 }
         : null,
     rejects: { rows: rejectedRows, batches: checked.filter((b) => b.rejected > 0).length },
+    // A dedupe asked for runs right after this roll, under the same lease; its report releases it.
+    release: !(sink.dedupe_requested_at && sink.key),
   })
   // A repair's marker is kept until the repair is reported; so is an empty roll's.
   const emptyMarkers = commits.flatMap((c) => (c.marker && c.snapshotId === null ? [c.marker] : []))
@@ -324,31 +389,6 @@ async function finishRoll(sink: SinkView, invariant: Invariant, checked: BatchOu
 /** The snapshots the roll saw at step 1: a conflict re-check looks only at newer ones. */
 function seenSnapshots(table: LoadedTable): Set<bigint> {
   return new Set(table.metadata.snapshots.map((s) => s['snapshot-id']))
-}
-
-/** Loads items a few ahead of the one being consumed, in order. */
-async function* prefetch<T, R>(items: T[], depth: number, load: (item: T) => Promise<R>): AsyncGenerator<R> {
-  const inflight: Promise<R>[] = []
-  let next = 0
-  const start = () => {
-    const p = load(items[next++])
-    p.catch(() => undefined) // awaited below, in order; this only keeps Node from calling it unhandled
-    inflight.push(p)
-  }
-  while (next < items.length && inflight.length < depth) start()
-  while (inflight.length > 0) {
-    const result = await inflight.shift()!
-    if (next < items.length) start()
-    yield result
-  }
-}
-
-async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) await work(items[next++])
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
 }
 
 function groupBySnapshot(repaired: Invariant['repaired']): Array<{ batch_ids: string[]; snapshot_id: string | null }> {

@@ -26,7 +26,8 @@ export interface CheckedBatch {
 }
 
 /** Null when the object is gone (another roller consumed it meanwhile). */
-export async function checkBatch(s3: S3Client, batch: PendingBatch, schema: StructType, formatVersion: 2 | 3): Promise<CheckedBatch | null> {
+/** `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null). */
+export async function checkBatch(s3: S3Client, batch: PendingBatch, schema: StructType, formatVersion: 2 | 3, key: string[] | null = null): Promise<CheckedBatch | null> {
   const whole = (reason: WholeBatchReason, error: string, rows: number): CheckedBatch => ({ batchId: batch.batchId, key: batch.key, rows: [], rejected: rows, rejectLines: [wholeBatchLine(batch.batchId, reason, error)] })
   if (batch.size > MAX_BATCH_BYTES) {
     const head = await s3.head(batch.key)
@@ -54,9 +55,13 @@ export async function checkBatch(s3: S3Client, batch: PendingBatch, schema: Stru
     // __ingest_ts is the batch's arrival, never the producer's say.
     if (value && typeof value === 'object' && !Array.isArray(value)) delete (value as Record<string, unknown>)[INGEST_TS]
     const result = toRow(schema, value, { formatVersion })
-    if (result.ok) {
+    const nullKey = result.ok && key ? key.find((k) => result.row[k] === null || result.row[k] === undefined) : undefined
+    if (result.ok && nullKey === undefined) {
       result.row[INGEST_TS] = received
       checked.rows.push(result.row)
+    } else if (result.ok) {
+      checked.rejected++
+      checked.rejectLines.push(rejectLine(batch.batchId, elementIndex(index), index, { reason: 'key_null', field: nullKey }, lines[index]))
     } else {
       checked.rejected++
       for (const r of result.rejects) checked.rejectLines.push(rejectLine(batch.batchId, elementIndex(index), index, r, lines[index]))

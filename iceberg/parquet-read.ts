@@ -1,0 +1,588 @@
+// Iceberg data files in Parquet → rows in the Value representation of types.ts, exactly: the inverse
+// of parquet.ts, for rewriting a data file while keeping every other row and column as it was.
+//
+// hyparquet's row reader converts on the way (DECIMAL to lossy numbers, timestamps to Date, maps to
+// objects keyed by String(key), a null struct to undefined), so only its page decoders are used here:
+// each needed leaf column is decoded to its raw (repetition level, definition level, physical value)
+// triplets, and rows are assembled from the levels (Dremel) against the Iceberg schema, converting
+// each physical value by the Iceberg type it is read as.
+//
+// Columns are matched to Iceberg fields by Parquet field_id (Appendix A), at every depth; a field the
+// file lacks reads as its initial-default (null when it has none); columns the schema lacks are
+// never decoded. A file without any field ids (a migrated Hive file without a name mapping) is
+// matched by name instead.
+//
+// Runtime-neutral: Uint8Array/DataView only; zstd loads the wasm decoder on first use, gzip uses
+// DecompressionStream.
+
+import type { ColumnChunk, CompressionCodec, DataPageHeader, FileMetaData, PageHeader, SchemaElement } from 'hyparquet'
+import { parquetMetadata } from 'hyparquet'
+import { parquetHeader } from 'hyparquet/src/column.js'
+import { readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js'
+import { readPlain } from 'hyparquet/src/plain.js'
+import { snappyUncompress } from 'hyparquet/src/snappy.js'
+import { toRow } from './values.ts'
+import {
+  isPrimitive, parsePrimitive,
+  type IcebergType, type ListType, type MapType, type NestedField, type Primitive, type Row, type Schema, type StructType, type Value,
+} from './types.ts'
+
+/** Decompresses one page; `uncompressedSize` is the page header's. May be async. */
+export type Decompressor = (input: Uint8Array, uncompressedSize: number) => Uint8Array | Promise<Uint8Array>
+
+export interface ReadDataFileOptions {
+  /** top-level field names to read, in any order; default all. Rows hold only these keys. */
+  columns?: string[]
+  /**
+   * Decompressors by codec, over the built-in ones (SNAPPY; ZSTD through the zstd wasm, loaded on
+   * first use; GZIP through DecompressionStream). LZ4_RAW, BROTLI and the like need one here.
+   */
+  decompressors?: Partial<Record<CompressionCodec, Decompressor>>
+}
+
+/** Thrown when a data file does not fit the table schema (a column of another shape or type, a required field missing...). */
+export class ParquetReadError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ParquetReadError'
+  }
+}
+
+/**
+ * Reads every row of a Parquet data file as the table's `schema` sees it, in the Value
+ * representation of types.ts (row keys in schema order; with `columns`, only those).
+ */
+export async function readDataFile(bytes: Uint8Array, schema: Schema, opts: ReadDataFileOptions = {}): Promise<Row[]> {
+  const buffer = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? (bytes.buffer as ArrayBuffer)
+    : (bytes.slice().buffer as ArrayBuffer)
+  const meta = parquetMetadata(buffer, { geoparquet: false })
+  const view = new DataView(buffer)
+
+  const fields = selectFields(schema, opts.columns)
+  const ctx = new PlanContext(meta)
+  const plans = fields.map((f) => ({ name: f.name, plan: ctx.planField(f, ctx.root) }))
+  const leaves = [...ctx.leaves.values()]
+  const decompress = decompressorsOf(opts.decompressors)
+
+  const rows: Row[] = []
+  for (const group of meta.row_groups) {
+    const numRows = Number(group.num_rows)
+    if (numRows === 0) continue
+    const chunks = new Map<string, ColumnChunk>()
+    for (const chunk of group.columns) {
+      if (chunk.meta_data) chunks.set(pathKey(chunk.meta_data.path_in_schema), chunk)
+    }
+    for (const leaf of leaves) {
+      const chunk = chunks.get(pathKey(leaf.node.path))
+      if (!chunk?.meta_data) throw new ParquetReadError(`row group without column ${leaf.node.path.join('.')}`)
+      if (chunk.file_path) throw new ParquetReadError(`column ${leaf.node.path.join('.')} is in another file (${chunk.file_path})`)
+      await readChunk(view, chunk, leaf, decompress)
+    }
+    for (let r = 0; r < numRows; r++) {
+      const row: Row = {}
+      for (const { name, plan } of plans) row[name] = read(plan)
+      rows.push(row)
+    }
+    for (const leaf of leaves) {
+      if (leaf.pos !== leaf.count) {
+        throw new ParquetReadError(`column ${leaf.node.path.join('.')}: ${leaf.count - leaf.pos} values left after ${numRows} rows`)
+      }
+    }
+  }
+  return rows
+}
+
+function selectFields(schema: Schema, columns: string[] | undefined): NestedField[] {
+  if (!columns) return schema.fields
+  const byName = new Map(schema.fields.map((f) => [f.name, f]))
+  for (const c of columns) if (!byName.has(c)) throw new ParquetReadError(`no column ${c} in the table schema`)
+  const wanted = new Set(columns)
+  return schema.fields.filter((f) => wanted.has(f.name))
+}
+
+const pathKey = (path: string[]) => path.join('\u0000')
+
+// ---- the Parquet schema tree, with levels ----
+
+interface PNode {
+  element: SchemaElement
+  children: PNode[]
+  parent?: PNode
+  /** names from the root (excluded), as path_in_schema */
+  path: string[]
+  /** max definition level here: optional and repeated nodes on the path, this one included */
+  def: number
+  /** max repetition level here: repeated nodes on the path, this one included */
+  rep: number
+}
+
+function schemaTree(elements: SchemaElement[]): PNode {
+  let i = 0
+  const build = (parent: PNode | undefined): PNode => {
+    const element = elements[i++]
+    if (!element) throw new ParquetReadError('truncated Parquet schema')
+    const rt = element.repetition_type
+    const node: PNode = {
+      element,
+      children: [],
+      parent,
+      path: parent ? [...parent.path, element.name] : [],
+      def: parent ? parent.def + (rt === 'REQUIRED' ? 0 : 1) : 0,
+      rep: parent ? parent.rep + (rt === 'REPEATED' ? 1 : 0) : 0,
+    }
+    for (let c = 0; c < (element.num_children ?? 0); c++) node.children.push(build(node))
+    return node
+  }
+  return build(undefined)
+}
+
+const isOptional = (n: PNode) => n.element.repetition_type === 'OPTIONAL'
+const isLeaf = (n: PNode) => n.children.length === 0
+
+function firstLeaf(n: PNode): PNode {
+  while (!isLeaf(n)) {
+    if (!n.children.length) throw new ParquetReadError(`empty group ${n.path.join('.')}`)
+    n = n.children[0]
+  }
+  return n
+}
+
+// ---- leaf columns: decoded triplets ----
+
+interface Leaf {
+  node: PNode
+  /** per row group: triplets */
+  count: number
+  reps: Uint8Array | Uint16Array
+  defs: Uint8Array | Uint16Array
+  /** the physical value of each triplet at the max definition level (undefined elsewhere) */
+  values: unknown[]
+  /** the next triplet to consume */
+  pos: number
+}
+
+type Decompressors = (codec: CompressionCodec, input: Uint8Array, size: number) => Uint8Array | Promise<Uint8Array>
+
+async function readChunk(view: DataView, chunk: ColumnChunk, leaf: Leaf, decompress: Decompressors): Promise<void> {
+  const md = chunk.meta_data!
+  const element = leaf.node.element
+  const type = element.type
+  if (!type) throw new ParquetReadError(`column ${leaf.node.path.join('.')} has no physical type`)
+  const total = Number(md.num_values)
+  const dictOffset = md.dictionary_page_offset === undefined ? undefined : Number(md.dictionary_page_offset)
+  const dataOffset = Number(md.data_page_offset)
+  const start = dictOffset !== undefined && dictOffset > 0 && dictOffset < dataOffset ? dictOffset : dataOffset
+  const end = start + Number(md.total_compressed_size)
+  const maxDef = leaf.node.def
+  const maxRep = leaf.node.rep
+  const LevelArray = Math.max(maxDef, maxRep) < 256 ? Uint8Array : Uint16Array
+  const reps = new LevelArray(total)
+  const defs = new LevelArray(total)
+  const values: unknown[] = new Array(total)
+  // the decoder's view of the column: the elements from the root down
+  const schemaPath: Array<{ element: SchemaElement }> = []
+  for (let n: PNode | undefined = leaf.node; n; n = n.parent) schemaPath.unshift({ element: n.element })
+  const decoder = { type, element, schemaPath, codec: md.codec, parsers: undefined, pathInSchema: leaf.node.path } as any
+
+  const reader = { view, offset: start }
+  let dictionary: ArrayLike<unknown> | undefined
+  let n = 0
+  while (n < total) {
+    if (reader.offset >= end) throw new ParquetReadError(`column ${leaf.node.path.join('.')}: ${total - n} values missing from its pages`)
+    const header: PageHeader = parquetHeader(reader)
+    const pageStart = reader.offset
+    const compressed = new Uint8Array(view.buffer, view.byteOffset + pageStart, header.compressed_page_size)
+    reader.offset += header.compressed_page_size
+    const uncompressedSize = Number(header.uncompressed_page_size)
+
+    if (header.type === 'DICTIONARY_PAGE') {
+      const page = md.codec === 'UNCOMPRESSED' ? compressed : await decompress(md.codec, compressed, uncompressedSize)
+      const count = header.dictionary_page_header!.num_values
+      dictionary = readPlain({ view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 }, type, count, element.type_length)
+      continue
+    }
+    let page: { definitionLevels?: number[]; repetitionLevels: number[]; dataPage: ArrayLike<unknown> }
+    let encoding: string
+    let numValues: number
+    if (header.type === 'DATA_PAGE') {
+      const daph = header.data_page_header as DataPageHeader
+      const bytes = md.codec === 'UNCOMPRESSED' ? compressed : await decompress(md.codec, compressed, uncompressedSize)
+      page = readDataPage(bytes, daph, decoder)
+      encoding = daph.encoding
+      numValues = daph.num_values
+    } else if (header.type === 'DATA_PAGE_V2') {
+      const daph2 = header.data_page_header_v2!
+      let bytes = compressed
+      let h = header
+      if (daph2.is_compressed !== false && md.codec !== 'UNCOMPRESSED') {
+        // levels stay uncompressed in v2; decompress the values behind them here (possibly async)
+        const levelsLength = daph2.repetition_levels_byte_length + daph2.definition_levels_byte_length
+        const data = await decompress(md.codec, compressed.subarray(levelsLength), uncompressedSize - levelsLength)
+        bytes = new Uint8Array(levelsLength + data.length)
+        bytes.set(compressed.subarray(0, levelsLength))
+        bytes.set(data, levelsLength)
+        h = { ...header, uncompressed_page_size: bytes.length, data_page_header_v2: { ...daph2, is_compressed: false } }
+      }
+      page = readDataPageV2(bytes, h, decoder)
+      encoding = daph2.encoding
+      numValues = daph2.num_values
+    } else {
+      continue // an index page: nothing to read
+    }
+    if (n + numValues > total) throw new ParquetReadError(`column ${leaf.node.path.join('.')}: more values in its pages than in its metadata`)
+    const { definitionLevels: dl, repetitionLevels: rl, dataPage } = page
+    const useDict = encoding === 'PLAIN_DICTIONARY' || encoding === 'RLE_DICTIONARY'
+    if (useDict && !dictionary) throw new ParquetReadError(`column ${leaf.node.path.join('.')}: dictionary page missing`)
+    let v = 0
+    for (let i = 0; i < numValues; i++, n++) {
+      const d = dl?.length ? dl[i] : maxDef
+      reps[n] = rl.length ? rl[i] : 0
+      defs[n] = d
+      if (d === maxDef) {
+        const x = dataPage[v++]
+        values[n] = useDict ? dictionary![x as number] : x
+      }
+    }
+    if (v !== dataPage.length) throw new ParquetReadError(`column ${leaf.node.path.join('.')}: ${dataPage.length} values for ${v} defined levels`)
+  }
+  leaf.count = total
+  leaf.reps = reps
+  leaf.defs = defs
+  leaf.values = values
+  leaf.pos = 0
+}
+
+// The zstd wasm module, initialized once through zstd.ts (initializing it twice breaks it).
+let zstdModule: Promise<typeof import('@bokuweb/zstd-wasm')> | undefined
+function loadZstdModule(): Promise<typeof import('@bokuweb/zstd-wasm')> {
+  zstdModule ??= import('./zstd.ts').then(async ({ loadZstd }) => {
+    await loadZstd()
+    return import('@bokuweb/zstd-wasm')
+  })
+  return zstdModule
+}
+
+function decompressorsOf(custom: ReadDataFileOptions['decompressors'] = {}): Decompressors {
+  return async (codec, input, size) => {
+    let out: Uint8Array
+    const own = custom[codec]
+    if (own) {
+      out = await own(input, size)
+    } else if (codec === 'SNAPPY') {
+      out = new Uint8Array(size)
+      snappyUncompress(input, out)
+    } else if (codec === 'ZSTD') {
+      // the size bounds the output when a frame does not carry its content size
+      out = (await loadZstdModule()).decompress(input, { defaultHeapSize: Math.max(size, 1) })
+    } else if (codec === 'GZIP') {
+      const stream = new Blob([input]).stream().pipeThrough(new DecompressionStream('gzip'))
+      out = new Uint8Array(await new Response(stream).arrayBuffer())
+    } else {
+      throw new ParquetReadError(`no decompressor for ${codec} (pass one in options.decompressors)`)
+    }
+    if (out.length !== size) throw new ParquetReadError(`${codec} page decompressed to ${out.length} bytes, header says ${size}`)
+    return out
+  }
+}
+
+// ---- the read plan: Iceberg fields matched to Parquet nodes ----
+
+type Plan =
+  | { k: 'const'; value: Value }
+  | { k: 'prim'; node: PNode; leaf: Leaf; conv: (v: any) => Value }
+  | { k: 'struct'; node: PNode; fields: Array<[string, Plan]>; leaves: Leaf[]; extra: Leaf[] }
+  | { k: 'list'; node: PNode; repeated: PNode; element: Plan; leaves: Leaf[]; extra: Leaf[] }
+  | { k: 'map'; node: PNode; repeated: PNode; key: Plan; value: Plan; leaves: Leaf[]; extra: Leaf[] }
+
+class PlanContext {
+  readonly root: PNode
+  readonly leaves = new Map<PNode, Leaf>()
+  /** false for files without any field id: matched by name */
+  private readonly byId: boolean
+
+  constructor(meta: FileMetaData) {
+    this.root = schemaTree(meta.schema)
+    this.byId = meta.schema.slice(1).some((e) => e.field_id !== undefined)
+  }
+
+  private leaf(node: PNode): Leaf {
+    let l = this.leaves.get(node)
+    if (!l) {
+      l = { node, count: 0, reps: new Uint8Array(0), defs: new Uint8Array(0), values: [], pos: 0 }
+      this.leaves.set(node, l)
+    }
+    return l
+  }
+
+  private child(parent: PNode, id: number, name: string): PNode | undefined {
+    return parent.children.find((c) => (this.byId ? c.element.field_id === id : c.element.name === name))
+  }
+
+  planField(field: NestedField, parent: PNode): Plan {
+    const node = this.child(parent, field.id, field.name)
+    if (!node) return { k: 'const', value: missingValue(field, parent) }
+    return this.plan(field.type, node, field.name)
+  }
+
+  private plan(type: IcebergType, node: PNode, name: string): Plan {
+    const where = node.path.join('.')
+    if (isPrimitive(type)) {
+      const p = parsePrimitive(type)
+      if (p.kind === 'unknown') return { k: 'const', value: null }
+      if (p.kind === 'variant') throw new ParquetReadError(`cannot read variant column ${where}`)
+      if (!isLeaf(node)) throw new ParquetReadError(`column ${where} is a group, the schema says ${type}`)
+      return { k: 'prim', node, leaf: this.leaf(node), conv: converter(p, node.element, where) }
+    }
+    if (isLeaf(node)) throw new ParquetReadError(`column ${where} is a primitive, the schema says ${type.type}`)
+    if (type.type === 'struct') return this.planStruct(type, node)
+    if (type.type === 'list') return this.planList(type, node)
+    return this.planMap(type, node, name)
+  }
+
+  private planStruct(type: StructType, node: PNode): Plan {
+    if (node.element.repetition_type === 'REPEATED' && node.parent?.element.converted_type !== 'LIST') {
+      // a repeated group outside a LIST is a legacy list, not a struct
+      throw new ParquetReadError(`column ${node.path.join('.')} is repeated, the schema says struct`)
+    }
+    const fields: Array<[string, Plan]> = type.fields.map((f) => [f.name, this.planField(f, node)])
+    const leaves = fields.flatMap(([, p]) => leavesOf(p))
+    return { k: 'struct', node, fields, ...this.probe(node, leaves) }
+  }
+
+  private planList(type: ListType, node: PNode): Plan {
+    const repeated = node.children.length === 1 ? node.children[0] : undefined
+    if (!repeated || repeated.element.repetition_type !== 'REPEATED') {
+      throw new ParquetReadError(`column ${node.path.join('.')} is not a Parquet list`)
+    }
+    // 3-level lists (the spec's, everyone's today); the backward-compatibility rules of
+    // LogicalTypes.md for 2-level ones: a repeated primitive, or a repeated group of several
+    // fields or named `array` / `<list>_tuple`, is the element itself.
+    const twoLevel = isLeaf(repeated) || repeated.children.length !== 1 ||
+      repeated.element.name === 'array' || repeated.element.name === `${node.element.name}_tuple`
+    const elementNode = twoLevel ? repeated : repeated.children[0]
+    const element = this.plan(type.element, elementNode, 'element')
+    return { k: 'list', node, repeated, element, ...this.probe(node, leavesOf(element)) }
+  }
+
+  private planMap(type: MapType, node: PNode, name: string): Plan {
+    const repeated = node.children.length === 1 ? node.children[0] : undefined
+    if (!repeated || repeated.element.repetition_type !== 'REPEATED' || isLeaf(repeated) || repeated.children.length < 1) {
+      throw new ParquetReadError(`column ${node.path.join('.')} (${name}) is not a Parquet map`)
+    }
+    const keyNode = (this.byId ? this.child(repeated, type['key-id'], 'key') : undefined) ?? repeated.children[0]
+    const valueNode = (this.byId ? this.child(repeated, type['value-id'], 'value') : undefined) ?? repeated.children[1]
+    const key = this.plan(type.key, keyNode, 'key')
+    const value: Plan = valueNode ? this.plan(type.value, valueNode, 'value') : { k: 'const', value: null }
+    return { k: 'map', node, repeated, key, value, ...this.probe(node, [...leavesOf(key), ...leavesOf(value)]) }
+  }
+
+  /**
+   * The leaves a group reads. A group none of whose schema fields are in the file still needs one
+   * column for its levels (null or not, how many elements): its first leaf, skipped over.
+   */
+  private probe(node: PNode, leaves: Leaf[]): { leaves: Leaf[]; extra: Leaf[] } {
+    if (leaves.length) return { leaves, extra: [] }
+    const l = this.leaf(firstLeaf(node))
+    return { leaves: [l], extra: [l] }
+  }
+}
+
+function leavesOf(p: Plan): Leaf[] {
+  switch (p.k) {
+    case 'const': return []
+    case 'prim': return [p.leaf]
+    default: return p.leaves
+  }
+}
+
+/** A field the file lacks: its initial-default, in the Value form; null when it has none. */
+function missingValue(field: NestedField, parent: PNode): Value {
+  const d = field['initial-default']
+  if (d === undefined || d === null) {
+    if (field.required) {
+      const where = [...parent.path, field.name].join('.')
+      throw new ParquetReadError(`data file lacks required field ${where} (id ${field.id}) and it has no initial-default`)
+    }
+    return null
+  }
+  // values.ts converts the spec's single-value JSON form for write-defaults; the same form here.
+  const probe: StructType = { type: 'struct', fields: [{ ...field, name: 'v', required: false, 'write-default': d }] }
+  const res = toRow(probe, {}, { formatVersion: 3 })
+  if (!res.ok) throw new ParquetReadError(`initial-default of field ${field.name} does not fit its type`)
+  return res.row.v
+}
+
+// ---- assembly ----
+
+/** Moves past one instance of a node at repetition level `rep`: its first triplet and any deeper ones. */
+function skip(l: Leaf, rep: number): void {
+  l.pos++
+  while (l.pos < l.count && l.reps[l.pos] > rep) l.pos++
+}
+
+function read(p: Plan): Value {
+  switch (p.k) {
+    case 'const':
+      return p.value !== null && typeof p.value === 'object' ? structuredClone(p.value) : p.value
+    case 'prim': {
+      const l = p.leaf
+      const i = l.pos++
+      if (i >= l.count) throw new ParquetReadError(`column ${l.node.path.join('.')}: fewer values than rows`)
+      return l.defs[i] === p.node.def ? p.conv(l.values[i]) : null
+    }
+    case 'struct': {
+      if (isNull(p.node, p.leaves)) return null
+      const out: { [name: string]: Value } = {}
+      for (const [name, fp] of p.fields) out[name] = read(fp)
+      for (const l of p.extra) skip(l, p.node.rep)
+      return out
+    }
+    case 'list':
+    case 'map': {
+      if (isNull(p.node, p.leaves)) return null
+      const probe = p.leaves[0]
+      if (probe.defs[probe.pos] < p.repeated.def) {
+        for (const l of p.leaves) skip(l, p.node.rep)
+        return []
+      }
+      const out: Value[] = []
+      const rep = p.repeated.rep
+      do {
+        out.push(p.k === 'list' ? read(p.element) : [read(p.key), read(p.value)])
+        for (const l of p.extra) skip(l, rep)
+      } while (probe.pos < probe.count && probe.reps[probe.pos] === rep)
+      return out
+    }
+  }
+}
+
+/** Whether this instance of an optional node is null; if so, moves every leaf past it. */
+function isNull(node: PNode, leaves: Leaf[]): boolean {
+  const probe = leaves[0]
+  if (probe.pos >= probe.count) throw new ParquetReadError(`column ${probe.node.path.join('.')}: fewer values than rows`)
+  if (!isOptional(node) || probe.defs[probe.pos] >= node.def) return false
+  for (const l of leaves) skip(l, node.rep)
+  return true
+}
+
+// ---- physical values → Values ----
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+type Unit = 'MILLIS' | 'MICROS' | 'NANOS'
+
+function unitOf(e: SchemaElement): Unit | undefined {
+  const lt = e.logical_type
+  if (lt && (lt.type === 'TIMESTAMP' || lt.type === 'TIME')) return lt.unit as Unit
+  switch (e.converted_type) {
+    case 'TIMESTAMP_MILLIS': case 'TIME_MILLIS': return 'MILLIS'
+    case 'TIMESTAMP_MICROS': case 'TIME_MICROS': return 'MICROS'
+  }
+  return undefined
+}
+
+const PER_SECOND: Record<Unit, bigint> = { MILLIS: 1000n, MICROS: 1_000_000n, NANOS: 1_000_000_000n }
+
+/** INT96 (legacy Impala/Spark timestamps): nanoseconds of the day, then the Julian day. */
+function int96Nanos(v: bigint): bigint {
+  const days = (v >> 64n) - 2440588n
+  return days * 86_400_000_000_000n + (v & 0xffff_ffff_ffff_ffffn)
+}
+
+/** A temporal in `from` units as `to` units, refusing a conversion that would drop digits. */
+function rescale(where: string, from: Unit, to: Unit): (v: bigint) => bigint {
+  if (from === to) return (v) => v
+  const a = PER_SECOND[from]
+  const b = PER_SECOND[to]
+  if (a < b) return (v) => v * (b / a)
+  return (v) => {
+    const f = a / b
+    if (v % f !== 0n) throw new ParquetReadError(`column ${where}: ${v} ${from} is not a whole number of ${to}`)
+    return v / f
+  }
+}
+
+/** Big-endian two's complement → bigint (Parquet DECIMAL in FIXED_LEN_BYTE_ARRAY/BYTE_ARRAY). */
+function twosComplement(b: Uint8Array): bigint {
+  if (b.length === 0) return 0n
+  let v = 0n
+  for (let i = 0; i < b.length; i++) v = (v << 8n) | BigInt(b[i])
+  return b[0] & 0x80 ? v - (1n << BigInt(b.length * 8)) : v
+}
+
+function converter(p: Primitive, e: SchemaElement, where: string): (v: any) => Value {
+  const physical = e.type
+  const refuse = (): never => {
+    throw new ParquetReadError(`column ${where}: Parquet ${physical}${e.logical_type ? ` (${e.logical_type.type})` : ''} cannot be read as ${p.kind}`)
+  }
+  const bytes = physical === 'BYTE_ARRAY' || physical === 'FIXED_LEN_BYTE_ARRAY'
+  switch (p.kind) {
+    case 'boolean':
+      return physical === 'BOOLEAN' ? (v: boolean) => v : refuse()
+    case 'int':
+    case 'date':
+      return physical === 'INT32' ? (v: number) => v : refuse()
+    case 'long':
+      if (physical === 'INT64') return (v: bigint) => v
+      return physical === 'INT32' ? (v: number) => BigInt(v) : refuse() // int → long promotion
+    case 'float':
+      return physical === 'FLOAT' ? (v: number) => v : refuse()
+    case 'double':
+      return physical === 'DOUBLE' || physical === 'FLOAT' ? (v: number) => v : refuse() // float → double promotion
+    case 'decimal': {
+      const scale = e.logical_type?.type === 'DECIMAL' ? e.logical_type.scale : e.scale
+      if (scale !== undefined && scale !== p.scale) {
+        throw new ParquetReadError(`column ${where}: decimal scale ${scale} in the file, ${p.scale} in the schema`)
+      }
+      if (physical === 'INT32') return (v: number) => BigInt(v)
+      if (physical === 'INT64') return (v: bigint) => v
+      return bytes ? twosComplement : refuse()
+    }
+    case 'time': {
+      if (physical === 'INT64') return rescale(where, unitOf(e) ?? 'MICROS', 'MICROS')
+      if (physical === 'INT32' && unitOf(e) === 'MILLIS') return (v: number) => BigInt(v) * 1000n
+      return refuse()
+    }
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns': {
+      const to: Unit = p.kind.endsWith('_ns') ? 'NANOS' : 'MICROS'
+      if (physical === 'INT64') return rescale(where, unitOf(e) ?? to, to)
+      if (physical === 'INT96') {
+        const r = rescale(where, 'NANOS', to)
+        return (v: bigint) => r(int96Nanos(v))
+      }
+      return refuse()
+    }
+    case 'string':
+      return bytes
+        ? (v: Uint8Array) => {
+            try {
+              return utf8.decode(v)
+            } catch {
+              throw new ParquetReadError(`column ${where}: a string value is not valid UTF-8`)
+            }
+          }
+        : refuse()
+    case 'uuid':
+      if (!bytes) return refuse()
+      return (v: Uint8Array) => {
+        if (v.length !== 16) throw new ParquetReadError(`column ${where}: a uuid of ${v.length} bytes`)
+        return v.slice()
+      }
+    case 'fixed':
+      if (!bytes) return refuse()
+      return (v: Uint8Array) => {
+        if (v.length !== p.length) throw new ParquetReadError(`column ${where}: ${v.length} bytes in a fixed[${p.length}]`)
+        return v.slice()
+      }
+    case 'binary':
+    case 'geometry':
+    case 'geography':
+      return bytes ? (v: Uint8Array) => v.slice() : refuse()
+    default:
+      return refuse()
+  }
+}

@@ -1,0 +1,26 @@
+// Bounded concurrency for the roll's reads and deletes: a few batches read ahead, a few deletes in flight.
+
+/** Loads items a few ahead of the one being consumed, in order. */
+export async function* prefetch<T, R>(items: T[], depth: number, load: (item: T) => Promise<R>): AsyncGenerator<R> {
+  const inflight: Promise<R>[] = []
+  let next = 0
+  const start = () => {
+    const p = load(items[next++])
+    p.catch(() => undefined) // awaited below, in order; this only keeps Node from calling it unhandled
+    inflight.push(p)
+  }
+  while (next < items.length && inflight.length < depth) start()
+  while (inflight.length > 0) {
+    const result = await inflight.shift()!
+    if (next < items.length) start()
+    yield result
+  }
+}
+
+export async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) await work(items[next++])
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+}
