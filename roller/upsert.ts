@@ -183,6 +183,8 @@ export async function commitUpsert(table: LoadedTable, key: string[], keyed: Key
       ...properties,
       'lakehousebox.sink.rewritten_files': String(plan.rewritten.length),
       'lakehousebox.sink.rewritten_bytes': String(plan.rewriteBytes),
+      // Files whose key columns were read: the rest were ruled out by their bounds.
+      'lakehousebox.sink.key_files_read': String(plan.filesRead),
     }
     try {
       const committed = await replaceDataFiles(ctx.catalog, base, {
