@@ -153,7 +153,12 @@ async function applyFirstRollChanges(table: LoadedTable, ctx: RollContext): Prom
 // 4. Choose the pending batches, oldest first: at most 1,000, within roll_bytes. They are read in
 //    step 5, a few at a time, so a roll never holds all of its batches at once.
 function readPendingBatches(sink: SinkView, invariant: Invariant): PendingBatch[] {
-  const ordered = [...invariant.pending].sort((a, b) => a.lastModified.getTime() - b.lastModified.getTime() || a.batchId.localeCompare(b.batchId))
+  // Arrival order: the ledger's (received_at, to the microsecond; its oldest 1,000 waiting batches),
+  // then the listing's Last-Modified, whole seconds only on most stores, for any batch not in it.
+  // A keyed sink needs the true order when a roll's limits fall between two batches of one second.
+  const arrival = new Map(sink.ledger_pending.map((id, i) => [id, i]))
+  const rank = (o: IntakeObject) => arrival.get(o.batchId) ?? Number.MAX_SAFE_INTEGER
+  const ordered = [...invariant.pending].sort((a, b) => rank(a) - rank(b) || a.lastModified.getTime() - b.lastModified.getTime() || a.batchId.localeCompare(b.batchId))
   const chosen: PendingBatch[] = []
   let bytes = 0
   for (const obj of ordered) {

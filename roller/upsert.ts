@@ -172,7 +172,13 @@ export async function commitUpsert(table: LoadedTable, key: string[], keyed: Key
     if (attempt > 0) {
       await new Promise((r) => setTimeout(r, (ctx.backoffMs ?? 500) * 2 ** (attempt - 1) * (0.5 + Math.random())))
       base = await ctx.reload()
-      ctx.recheck(base)
+      try {
+        ctx.recheck(base)
+      } catch (err) {
+        // Another roller committed these batches: this roll ends, as an append's does (not a failure).
+        if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
+        throw err
+      }
     }
     const plan = await planUpsert(base, key, keyed, ctx.maxRewriteBytes)
     const files = await writeFiles(base, keyed, plan, ctx)

@@ -281,7 +281,7 @@ async function dedupe(conn: Connection, ref: string | undefined, flags: Flags, e
     if (changed || !s.dedupe.requested_at) {
       const last = s.dedupe.last ?? {}
       if (flags.json) return json(s.dedupe)
-      if (typeof last.error === 'string' || last.ok === false) {
+      if (typeof last.refused === 'string' || typeof last.error === 'string' || last.ok === false) {
         throw new CliError('dedupe_failed', `the roller did not dedupe sink ${s.name}: ${compact(last)}`)
       }
       return `dedupe of sink ${s.name} done: ${compact(last) || '(no details reported)'}`

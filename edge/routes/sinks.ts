@@ -161,7 +161,8 @@ export const sinkRoutes = new Hono<AppEnv>()
     if (!row.key_columns) throw new ApiError(409, 'sink_not_keyed', `sink ${row.name} has no key; set one first (lhbox sink update ${row.name} --key col)`)
     const answer = (r: SinkRow) => c.json({ dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last } }, 202)
     if (row.dedupe_requested_at) return answer(row)
-    const lastAt = row.dedupe_last?.at ? Date.parse(row.dedupe_last.at) : 0
+    // Only a dedupe that ran starts the hour; a refused one may be asked again at once.
+    const lastAt = row.dedupe_last?.at && !row.dedupe_last.refused ? Date.parse(row.dedupe_last.at) : 0
     const wait = Math.ceil((lastAt + 3600_000 - Date.now()) / 1000)
     if (wait > 0) throw new ApiError(409, 'dedupe_too_soon', `the last dedupe ran at ${row.dedupe_last.at}; the next may run an hour after it`, { retry_after_seconds: wait }, { 'Retry-After': String(wait) })
     const db = await c.var.db()
