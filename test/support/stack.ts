@@ -64,3 +64,10 @@ export function expectError(answer: Answer, status: number, code: string): void 
   expect(answer.body.error.message.length).toBeGreaterThan(0)
   expect(answer.text).not.toMatch(/\n\s+at\s|\.ts:\d+/)
 }
+
+/** The secret part of a key (al_key_… or al_send_…); it may itself hold `_`. */
+export function secretOf(key: string): string {
+  const m = /^al_(?:key|send)_[0-9a-f]{12}_([A-Za-z0-9_-]{43})$/.exec(key)
+  if (!m) throw new Error(`not a key: ${key}`)
+  return m[1]
+}
