@@ -38,6 +38,6 @@ export default async function setup(project: TestProject) {
   return async () => {
     await gateway?.child.stop()
     await stack.stop()
-    rmSync(dir, { recursive: true, force: true })
+    if (!process.env.LHBOX_KEEP_TEST_DIR) rmSync(dir, { recursive: true, force: true })
   }
 }
