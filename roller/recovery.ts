@@ -1,5 +1,7 @@
 // Exactly once by recovery (spec "Exactly once"): a batch is consumed when a retained snapshot of this
 // sink, or a committed marker, names it — and it was stored before that record, with 1 h tolerance.
+import type { LoadedTable } from '../iceberg/catalog/index.ts'
+import { CommitAbandoned } from '../iceberg/commit.ts'
 import type { TableMetadata } from '../iceberg/metadata.ts'
 import type { Marker } from './intake.ts'
 
@@ -40,4 +42,16 @@ export function consumedRecords(metadata: TableMetadata, sinkId: string, markers
 /** Stored before the record (1 h of tolerance for clock skew)? A batch stored later is a new send. */
 export function storedBefore(receivedMicros: bigint, record: ConsumedRecord): boolean {
   return Number(receivedMicros / 1000n) <= record.atMs + CLOCK_SKEW_MS
+}
+
+/** If another roller committed any of these batches since the roll read the table, commit nothing. */
+export function recheckFor(sink: { id: string }, batchIds: string[], seen: Set<bigint>): (base: LoadedTable) => void {
+  const mine = new Set(batchIds)
+  return (base) => {
+    for (const s of base.metadata.snapshots) {
+      if (seen.has(s['snapshot-id'])) continue
+      const named = summaryBatchIds((s.summary ?? {}) as Record<string, string>, sink.id) ?? []
+      if (named.some((id) => mine.has(id))) throw new CommitAbandoned(`snapshot ${s['snapshot-id']} already holds batch(es) of this roll`)
+    }
+  }
 }

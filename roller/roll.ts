@@ -9,7 +9,7 @@ import type { TableUpdate } from '../iceberg/updates.ts'
 import type { RollReport, SinkView } from './api.ts'
 import { batchKey, EndTick, listIntake, markerBody, markerKey, readMarker, receivedMicros, type IntakeObject, type Marker } from './intake.ts'
 import type { Logger } from './log.ts'
-import { consumedRecords, storedBefore, summaryBatchIds } from './recovery.ts'
+import { consumedRecords, recheckFor, storedBefore } from './recovery.ts'
 import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
 import { checkBatch, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { inParallel, prefetch } from './pipeline.ts'
@@ -311,18 +311,6 @@ function sinkSummary(sink: SinkView, batches: BatchOutcome[], rows: number): Rec
     'lakehousebox.sink.rows': String(rows),
     'lakehousebox.sink.rejected_rows': String(batches.reduce((n, b) => n + b.rejected, 0)),
     'lakehousebox.sink.rolled_at': new Date().toISOString(),
-  }
-}
-
-/** If another roller committed any of these batches since the roll read the table, commit nothing. */
-function recheckFor(sink: SinkView, batchIds: string[], seen: Set<bigint>): (base: LoadedTable) => void {
-  const mine = new Set(batchIds)
-  return (base) => {
-    for (const s of base.metadata.snapshots) {
-      if (seen.has(s['snapshot-id'])) continue
-      const named = summaryBatchIds((s.summary ?? {}) as Record<string, string>, sink.id) ?? []
-      if (named.some((id) => mine.has(id))) throw new CommitAbandoned(`snapshot ${s['snapshot-id']} already holds batch(es) of this roll`)
-    }
   }
 }
 
