@@ -107,17 +107,9 @@ export async function readAvroFile(bytes: Uint8Array): Promise<AvroFile> {
   const r = new ByteReader(bytes)
   const magic = r.take(4)
   if (!MAGIC.every((b, i) => magic[i] === b)) throw new AvroError('not an Avro object container file')
-  const metadata: Record<string, string> = {}
-  for (let n = r.int(); n !== 0; n = r.int()) {
-    if (n < 0) {
-      n = -n
-      r.long()
-    }
-    for (let i = 0; i < n; i++) {
-      const k = utf8Decoder.decode(r.bytes())
-      metadata[k] = utf8Decoder.decode(r.bytes())
-    }
-  }
+  // The header's metadata is an Avro map<bytes>: the record decoder reads it.
+  const header = decode(r, { type: 'map', values: 'bytes' }, new Map()) as Map<string, Uint8Array>
+  const metadata: Record<string, string> = Object.fromEntries([...header].map(([k, v]) => [k, utf8Decoder.decode(v)]))
   const sync = r.take(SYNC_SIZE).slice()
   const schemaJson = metadata['avro.schema']
   if (schemaJson === undefined) throw new AvroError('Avro file has no avro.schema')

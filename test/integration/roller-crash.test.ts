@@ -7,15 +7,15 @@ import { afterAll, beforeAll, describe, it } from 'vitest'
 import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { rollerTick } from '../support/roller.ts'
 import { bucket, database, ledger, newSink, send, uid } from '../support/sinks.ts'
+import { warehouseId } from '../support/roller-check.ts'
 import { call, stack } from '../support/stack.ts'
 
 let db: pg.Client
-let warehouseId: string
+let whId: string
 beforeAll(async () => {
   await ensureVenv()
   db = await database()
-  const res = await call('/v1/warehouses', { key: stack().adminKey })
-  warehouseId = res.body.warehouses.find((w: { name: string }) => w.name === stack().warehouse).id
+  whId = await warehouseId(stack().warehouse)
 }, 15 * 60_000)
 afterAll(() => db?.end())
 
@@ -59,7 +59,7 @@ describe('the crash matrix', () => {
 
     // PyIceberg: each good row once, in exactly one append naming the three batches once.
     const scan = toExact(
-      await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: warehouseId, s3: stack().s3 }), sink.table, '--order-by', 'x', '--no-files']),
+      await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), sink.table, '--order-by', 'x', '--no-files']),
     )
     const counts: Record<string, number> = {}
     for (const r of scan.rows) counts[String(r.x)] = (counts[String(r.x)] ?? 0) + 1
@@ -114,7 +114,7 @@ describe('the crash matrix of an empty roll', () => {
       expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
     }
     const scan = toExact(
-      await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: warehouseId, s3: stack().s3 }), sink.table, '--no-files']),
+      await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), sink.table, '--no-files']),
     )
     expect(scan.snapshots).toEqual([])
     expect(scan.rows).toEqual([])

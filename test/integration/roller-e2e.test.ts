@@ -9,6 +9,7 @@ import { parseLossless } from '../../iceberg/json.ts'
 import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { rollerTick, type TickResult } from '../support/roller.ts'
 import { bucket, database, intakeObjects, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { warehouseId } from '../support/roller-check.ts'
 import { call, stack } from '../support/stack.ts'
 
 const MAX = 9223372036854775807n
@@ -16,12 +17,11 @@ const MIN = -9223372036854775808n
 const MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/
 
 let db: pg.Client
-let warehouseId: string
+let whId: string
 beforeAll(async () => {
   await ensureVenv()
   db = await database()
-  const res = await call('/v1/warehouses', { key: stack().adminKey })
-  warehouseId = res.body.warehouses.find((w: { name: string }) => w.name === stack().warehouse).id
+  whId = await warehouseId(stack().warehouse)
 }, 15 * 60_000)
 afterAll(() => db?.end())
 
@@ -29,7 +29,7 @@ afterAll(() => db?.end())
 
 /** The table through PyIceberg (the SQL catalog's catalog_name is the warehouse id). */
 async function pyiceberg(table: string, ...extra: string[]): Promise<any> {
-  return toExact(await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: warehouseId, s3: stack().s3 }), table, ...extra]))
+  return toExact(await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), table, ...extra]))
 }
 
 async function duckdb(...args: string[]): Promise<any> {
