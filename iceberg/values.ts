@@ -63,6 +63,24 @@ export function toRow(schema: StructType, input: unknown, opts: ToRowOptions = {
   return rejects.length === 0 ? { ok: true, row } : { ok: false, rejects }
 }
 
+/**
+ * One column's converter, for callers that check values one at a time (the ingest scanner): the
+ * Value toRow would give for a non-null JSON value of `type`, or undefined where toRow would reject it.
+ */
+export function valueConverter(type: IcebergType, formatVersion: 2 | 3): (value: unknown) => Value | undefined {
+  const convert = compile(type, { formatVersion, bytes: 'base64' })
+  return (value) => {
+    const rejects: Reject[] = []
+    const out = convert(value, '', rejects)
+    return rejects.length === 0 ? out : undefined
+  }
+}
+
+/** A field's write-default as a Value (undefined when it has none), for callers that fill columns. */
+export function writeDefaultOf(field: NestedField, formatVersion: 2 | 3): Value | undefined {
+  return compileWriteDefault(field, { formatVersion, bytes: 'base64' })
+}
+
 // ---- compiled converters ----
 
 /** Converts a non-null JSON value at `path`, pushing rejects; the returned value is meaningless after a reject. */
