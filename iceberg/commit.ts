@@ -2,7 +2,7 @@
 // base (up to 5 attempts, 0.5–8 s jittered backoff); CommitStateUnknown goes to the caller, who
 // must reload and look for its own snapshot before anything else.
 import { CommitConflict, type Catalog, type LoadedTable } from './catalog/index.ts'
-import { hasLiveFiles, readManifestList, writeManifest, writeManifestList, type DataFile } from './manifest.ts'
+import { hasLiveFiles, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from './manifest.ts'
 import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from './metadata.ts'
 import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
 import type { NestedField } from './types.ts'
@@ -60,6 +60,8 @@ export interface AppendOptions {
   properties?: Record<string, string>
   /** Fixed across retries, so an unknown outcome can be resolved by looking for it. */
   snapshotId?: bigint
+  /** Names this commit's metadata files (`<uuid>-m<n>.avro`, `snap-…-<uuid>.avro`); random by default. */
+  commitUuid?: string
   retry?: RetryPolicy
   /** Called with each fresh base after a conflict; throw CommitAbandoned to commit nothing. */
   recheck?: (base: LoadedTable) => void | Promise<void>
@@ -70,13 +72,39 @@ export interface AppendResult {
   snapshotId: bigint
 }
 
+/** What an append's manifest list holds besides its own new manifest, decided anew for each base. */
+export interface AppendManifestsInput {
+  base: LoadedTable
+  snapshotId: bigint
+  /** The manifest with this append's files (ADDED entries; sequence number assigned by the list). */
+  added: ManifestFile
+  /** The data files in `added`, so a merge need not read the manifest back. */
+  files: DataFile[]
+  /** The parent snapshot's manifests that still hold live files, as listed. */
+  parent: ManifestFile[]
+}
+
+/** Turns the new manifest and the parent's into the new snapshot's manifests (a merge, say). */
+export type AppendManifests = (input: AppendManifestsInput) => Promise<ManifestFile[]>
+
+/** A fast append's manifests: the new one first, the parent's carried over unchanged. */
+export const fastAppendManifests: AppendManifests = async ({ added, parent }) => [added, ...parent]
+
 /**
  * A fast append: one new manifest with the data files, the parent's manifests carried over.
  * The manifest is written once; each attempt writes a manifest list for its base.
  */
 export async function fastAppend(catalog: Catalog, table: LoadedTable, files: DataFile[], opts: AppendOptions = {}): Promise<AppendResult> {
+  return appendWith(catalog, table, files, opts, fastAppendManifests)
+}
+
+/**
+ * The append path shared by fastAppend and the merging append (transaction/merge-append.ts): only
+ * how the snapshot's manifests are chosen from the new one and the parent's differs.
+ */
+export async function appendWith(catalog: Catalog, table: LoadedTable, files: DataFile[], opts: AppendOptions, manifestsFor: AppendManifests): Promise<AppendResult> {
   const snapshotId = opts.snapshotId ?? newSnapshotId()
-  const commitUuid = crypto.randomUUID()
+  const commitUuid = opts.commitUuid ?? crypto.randomUUID()
   const meta = table.metadata
   const formatVersion = formatOf(meta)
   const manifestPath = manifestLocation(meta, commitUuid, 0)
@@ -91,13 +119,14 @@ export async function fastAppend(catalog: Catalog, table: LoadedTable, files: Da
       const plan = planSnapshot(base.metadata, { snapshotId })
       const parent = currentSnapshot(base.metadata)
       const previous = parent?.['manifest-list'] ? (await readManifestList(await base.io.read(parent['manifest-list']))).manifests.filter(hasLiveFiles) : []
+      const manifests = await manifestsFor({ base, snapshotId, added: written.manifest, files, parent: previous })
       const list = await writeManifestList({
         formatVersion: formatOf(base.metadata),
         snapshotId,
         parentSnapshotId: plan.parentSnapshotId,
         sequenceNumber: plan.sequenceNumber,
         firstRowId: plan.firstRowId,
-        manifests: [written.manifest, ...previous],
+        manifests,
       })
       const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
       await base.io.write(listPath, list.bytes, 'application/octet-stream')

@@ -10,7 +10,7 @@ import type { Row } from '../iceberg/types.ts'
 import type { SinkView } from './api.ts'
 import { keyOf, upsertProblem } from './upsert.ts'
 import { INGEST_TS } from './validate.ts'
-import { PartitionedWriter, uploadDataFiles } from './write.ts'
+import { PartitionedWriter, uploadDataFiles } from '../iceberg/writer/partitioned.ts'
 
 export const DEDUPE_MAX_BYTES = 1024 * 1024 * 1024
 export const DEDUPE_MAX_ROWS = 10_000_000
@@ -91,7 +91,7 @@ export async function dedupeTable(sink: SinkView, catalog: Catalog, opts: Dedupe
       }
       const kept = (await readDataFile(await table.io.read(entry.entry.dataFile.filePath), schema)).filter((_r: Row, i: number) => !losers[file].has(i))
       const w = new PartitionedWriter(table, opts.compression)
-      w.append(kept)
+      w.appendRows(kept)
       const out = w.finish(`${opts.rollId}-dedupe-${crypto.randomUUID()}`)
       await uploadDataFiles(table, out)
       added.push(...out)

@@ -1,11 +1,13 @@
 // The maintenance sweep (spec: "every 6 hours: it expires the table back to 20 snapshots and compacts
-// the small files"): expire, delete what no retained snapshot reaches, then compact. Its commits
+// the small files"): compact, rewrite the small manifests, expire, delete what no retained snapshot
+// reaches. Its commits
 // carry no lakehousebox.sink.* keys; exactly-once holds through them because step 2 of every roll
 // reads every retained snapshot AND the committed markers, which cover history that expiry removed.
 import type { Catalog } from '../iceberg/catalog/index.ts'
 import type { RetryPolicy } from '../iceberg/commit.ts'
 import { compactTable } from '../iceberg/maintenance/compact.ts'
 import { deleteUnreachable, expireSnapshots } from '../iceberg/maintenance/expire.ts'
+import { rewriteManifests } from '../iceberg/maintenance/rewrite-manifests.ts'
 import type { SinkView } from './api.ts'
 import type { Logger } from './log.ts'
 
@@ -22,6 +24,9 @@ export interface MaintenanceResult {
   bytesDeleted: number
   filesCompacted: number
   bytesCompacted: number
+  /** Data manifests replaced by the manifest rewrite, and the manifests it wrote. */
+  manifestsRewritten: number
+  manifestsCreated: number
   seconds: number
 }
 
@@ -32,7 +37,10 @@ export async function maintainTable(sink: SinkView, catalog: Catalog, policy: Ma
   // Compact first: its replace snapshot then counts among the ones kept, and the small files only
   // the expired snapshots reach are deleted in this same sweep.
   const compacted = await compactTable(catalog, table, { targetFileSizeBytes: policy.targetFileSizeBytes, retry })
-  const expired = await expireSnapshots(catalog, compacted?.table ?? table, { retainLast: policy.retainSnapshots, retry })
+  // Then the manifests: the ones compaction left with only dead entries are dropped, and small ones
+  // (files not compacted, appends since the last merge) are folded into a few.
+  const rewritten = await rewriteManifests(catalog, compacted?.table ?? table, { retry })
+  const expired = await expireSnapshots(catalog, rewritten?.table ?? compacted?.table ?? table, { retainLast: policy.retainSnapshots, retry })
   // Files are deleted only after the commit that unreferenced them succeeded.
   const cleanup = await deleteUnreachable(expired.base, expired.table, { orphanOlderThanMs: policy.orphanOlderThanMs })
   if (cleanup.failed.length > 0) log.warn('some unreachable files could not be deleted', { failed: cleanup.failed.length })
@@ -42,8 +50,10 @@ export async function maintainTable(sink: SinkView, catalog: Catalog, policy: Ma
     bytesDeleted: cleanup.bytes,
     filesCompacted: compacted?.rewrittenFiles ?? 0,
     bytesCompacted: compacted?.bytesCompacted ?? 0,
+    manifestsRewritten: rewritten?.replaced ?? 0,
+    manifestsCreated: rewritten?.created ?? 0,
     seconds: (Date.now() - started) / 1000,
   }
-  log.info('maintained', { ...result, compaction_snapshot: compacted?.snapshotId ?? null })
+  log.info('maintained', { ...result, compaction_snapshot: compacted?.snapshotId ?? null, manifest_rewrite_snapshot: rewritten?.snapshotId ?? null })
   return result
 }

@@ -1,7 +1,8 @@
 // The roll, step by step as the spec says it ("The roll", "Exactly once", "Rejects").
 // Every step boundary is a checkpoint: a crash point the tests kill the roller at.
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
-import { addColumnsChange, CommitAbandoned, commitWithRetry, fastAppend, type RetryPolicy } from '../iceberg/commit.ts'
+import { addColumnsChange, CommitAbandoned, commitWithRetry, type RetryPolicy } from '../iceberg/commit.ts'
+import { appendFiles } from '../iceberg/transaction/merge-append.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
 import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts'
 import type { Compression } from '../iceberg/parquet.ts'
@@ -11,10 +12,10 @@ import { batchKey, EndTick, listIntake, markerBody, markerKey, readMarker, recei
 import type { Logger } from './log.ts'
 import { consumedRecords, recheckFor, storedBefore } from './recovery.ts'
 import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
-import { checkBatch, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
+import { BatchChecker, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { inParallel, prefetch } from './pipeline.ts'
 import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
-import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from './write.ts'
+import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
 export const MAX_BATCHES = 1000
 /** Batches read ahead while one is validated, and intake deletes in flight: bounded, for memory and the store. */
@@ -184,19 +185,20 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
     if (problem) throw new UpsertRefused(problem.reason, problem.message)
   }
   const validated: Validated = { batches: [], writer, keyed: sink.key ? new KeyedRows(sink.key) : null, refused: null }
-  for await (const batch of prefetch(pending, READ_AHEAD, (p) => checkBatch(ctx.bucket, p, schema, formatVersion, sink.key))) {
+  const checker = new BatchChecker(schema, formatVersion, sink.key)
+  for await (const batch of prefetch(pending, READ_AHEAD, (p) => checker.check(ctx.bucket, p))) {
     if (!batch) continue // consumed by another roller meanwhile
     if (batch.rejectLines.length > 0) await writeRejects(ctx.bucket, sink.id, batch.batchId, batch.rejectLines)
-    if (validated.keyed) validated.keyed.add(batch.rows)
-    else if (!validated.refused && batch.rows.length > 0) {
+    if (validated.keyed) validated.keyed.add(batch.keyedRows)
+    else if (!validated.refused && batch.columns) {
       try {
-        writer.append(batch.rows)
+        writer.append(batch.columns)
       } catch (err) {
         if (!(err instanceof WriterRefused)) throw err
         validated.refused = err
       }
     }
-    validated.batches.push({ batchId: batch.batchId, key: batch.key, rows: batch.rows.length, rejected: batch.rejected })
+    validated.batches.push({ batchId: batch.batchId, key: batch.key, rows: batch.rows, rejected: batch.rejected })
   }
   await ctx.checkpoint('rejects')
   return validated
@@ -220,18 +222,18 @@ async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, 
   }
   if (table.metadata['format-version'] !== 3) throw new EndTick(v.refused.message, v.refused)
   ctx.log.warn('the writer refused the roll; committing its batches one by one', { error: v.refused.message })
-  const schema = currentSchema(table.metadata)
+  const checker = new BatchChecker(currentSchema(table.metadata), 3)
   const commits: Committed[] = []
   let base = table
   for (const batch of v.batches) {
-    const again = batch.rows > 0 ? await checkBatch(ctx.bucket, { batchId: batch.batchId, key: batch.key, size: 0 }, schema, 3) : null
-    if (!again || again.rows.length === 0) {
+    const again = batch.rows > 0 ? await checker.check(ctx.bucket, { batchId: batch.batchId, key: batch.key, size: 0 }) : null
+    if (!again || !again.columns || again.rows === 0) {
       commits.push(await recordEmptyRoll(sink, [batch.batchId], ctx))
       continue
     }
     try {
       const one = new PartitionedWriter(base, ctx.compression)
-      one.append(again.rows)
+      one.append(again.columns)
       commits.push(await commitFiles(sink, base, one.finish(`${ctx.rollId}-${crypto.randomUUID()}`), [batch], seen, ctx))
       base = await ctx.catalog.loadTable(table.identifier)
     } catch (err) {
@@ -264,7 +266,7 @@ async function commitFiles(sink: SinkView, table: LoadedTable, files: EncodedFil
   const properties = sinkSummary(sink, batches, batches.reduce((n, b) => n + b.rows, 0))
   let snapshotId: bigint
   try {
-    snapshotId = (await fastAppend(ctx.catalog, table, files.map((f) => f.dataFile), { properties, retry: ctx.retry, recheck: recheckFor(sink, batchIds, seen) })).snapshotId
+    snapshotId = (await appendFiles(ctx.catalog, table, files.map((f) => f.dataFile), { properties, retry: ctx.retry, recheck: recheckFor(sink, batchIds, seen) })).snapshotId
   } catch (err) {
     if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
     if (!(err instanceof CommitStateUnknown)) throw err

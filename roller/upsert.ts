@@ -11,7 +11,7 @@ import { isPrimitive, parsePrimitive, type Row, type Value } from '../iceberg/ty
 import type { SinkView } from './api.ts'
 import { EndTick } from './intake.ts'
 import { INGEST_TS } from './validate.ts'
-import { PartitionedWriter, uploadDataFiles, type EncodedFile } from './write.ts'
+import { PartitionedWriter, uploadDataFiles, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
 const KEY_TYPES = new Set(['string', 'int', 'long', 'date', 'time', 'timestamp', 'timestamptz', 'uuid', 'decimal', 'boolean'])
 export const MAX_REWRITE_BYTES = 256 * 1024 * 1024
@@ -220,12 +220,12 @@ async function writeFiles(base: LoadedTable, keyed: KeyedRows, plan: UpsertPlan,
   const keys = keyed.keys()
   const out: EncodedFile[] = []
   const fresh = new PartitionedWriter(base, ctx.compression)
-  fresh.append(keyed.rows())
+  fresh.appendRows(keyed.rows())
   out.push(...fresh.finish(`${ctx.rollId}-${crypto.randomUUID()}`))
   for (const entry of plan.rewritten) {
     const kept = (await readDataFile(await base.io.read(entry.entry.dataFile.filePath), schema)).filter((r) => !keys.has(keyOf(r, keyed.key)))
     const w = new PartitionedWriter(base, ctx.compression)
-    w.append(kept)
+    w.appendRows(kept)
     out.push(...w.finish(`${ctx.rollId}-rewrite-${crypto.randomUUID()}`))
   }
   return out

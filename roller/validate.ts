@@ -1,11 +1,14 @@
-// One batch, row by row: parse each NDJSON line losslessly, check it against the table's schema
-// (iceberg/values.ts), stamp __ingest_ts from the batch's arrival, and collect the reject lines.
+// One batch, row by row: each stored line checked against the table's schema, __ingest_ts stamped from
+// the batch's arrival, and the reject lines collected. An append sink's rows go straight into column
+// buffers (iceberg/ingest/scan.ts); a keyed sink's stay rows, since the latest per key is chosen by row.
+import { BatchUnreadable, Scanner } from '../iceberg/ingest/scan.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
 import { parseLossless } from '../iceberg/json.ts'
-import type { Row, StructType } from '../iceberg/types.ts'
+import type { ColumnBatch } from '../iceberg/parquet/columns.ts'
+import type { Row, Schema } from '../iceberg/types.ts'
 import { toRow } from '../iceberg/values.ts'
 import { receivedMicros } from './intake.ts'
-import { rejectLine, wholeBatchLine, type WholeBatchReason } from './rejects.ts'
+import { rejectLine, wholeBatchLine, type RowReject, type WholeBatchReason } from './rejects.ts'
 
 export const INGEST_TS = '__ingest_ts'
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
@@ -20,54 +23,90 @@ export interface PendingBatch {
 export interface CheckedBatch {
   batchId: string
   key: string
-  rows: Row[]
+  /** rows accepted */
+  rows: number
+  /** an append sink's accepted rows, column by column */
+  columns: ColumnBatch | null
+  /** a keyed sink's accepted rows */
+  keyedRows: Row[]
   rejected: number
   rejectLines: string[]
 }
 
-/** Null when the object is gone (another roller consumed it meanwhile). */
-/** `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null). */
-export async function checkBatch(s3: S3Client, batch: PendingBatch, schema: StructType, formatVersion: 2 | 3, key: string[] | null = null): Promise<CheckedBatch | null> {
-  const whole = (reason: WholeBatchReason, error: string, rows: number): CheckedBatch => ({ batchId: batch.batchId, key: batch.key, rows: [], rejected: rows, rejectLines: [wholeBatchLine(batch.batchId, reason, error)] })
-  if (batch.size > MAX_BATCH_BYTES) {
-    const head = await s3.head(batch.key)
-    if (!head) return null
-    return whole('batch_too_large', `the object is ${batch.size} bytes; a producer's batch may be 16 MiB at most`, Number(head.metadata.rows ?? 0))
+/** How a roll checks its batches: compiled once per roll from the table's current schema. */
+export class BatchChecker {
+  private readonly scanner: Scanner | null
+
+  /** `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null). */
+  constructor(private readonly schema: Schema, private readonly formatVersion: 2 | 3, private readonly key: string[] | null = null) {
+    this.scanner = key ? null : new Scanner(schema, { formatVersion, constants: [INGEST_TS] })
   }
-  const got = await s3.get(batch.key)
-  if (!got) return null
-  let lines: string[]
-  try {
-    lines = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(got.body).split('\n').filter((l) => l.trim() !== '')
-  } catch {
-    return whole('batch_unreadable', 'the batch is not UTF-8 text', Number(got.head.metadata.rows ?? 0))
-  }
-  const parsed: unknown[] = []
-  try {
-    for (const line of lines) parsed.push(parseLossless(line))
-  } catch (err) {
-    return whole('batch_unreadable', (err as Error).message, lines.length)
-  }
-  const received = receivedMicros(got.head)
-  const elementIndex = elementIndexes(got.head.metadata)
-  const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: [], rejected: 0, rejectLines: [] }
-  parsed.forEach((value, index) => {
-    // __ingest_ts is the batch's arrival, never the producer's say.
-    if (value && typeof value === 'object' && !Array.isArray(value)) delete (value as Record<string, unknown>)[INGEST_TS]
-    const result = toRow(schema, value, { formatVersion })
-    const nullKey = result.ok && key ? key.find((k) => result.row[k] === null || result.row[k] === undefined) : undefined
-    if (result.ok && nullKey === undefined) {
-      result.row[INGEST_TS] = received
-      checked.rows.push(result.row)
-    } else if (result.ok) {
-      checked.rejected++
-      checked.rejectLines.push(rejectLine(batch.batchId, elementIndex(index), index, { reason: 'key_null', field: nullKey }, lines[index]))
-    } else {
-      checked.rejected++
-      for (const r of result.rejects) checked.rejectLines.push(rejectLine(batch.batchId, elementIndex(index), index, r, lines[index]))
+
+  /** Null when the object is gone (another roller consumed it meanwhile). */
+  async check(s3: S3Client, batch: PendingBatch): Promise<CheckedBatch | null> {
+    const whole = (reason: WholeBatchReason, error: string, rows: number): CheckedBatch => ({
+      batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: rows, rejectLines: [wholeBatchLine(batch.batchId, reason, error)],
+    })
+    if (batch.size > MAX_BATCH_BYTES) {
+      const head = await s3.head(batch.key)
+      if (!head) return null
+      return whole('batch_too_large', `the object is ${batch.size} bytes; a producer's batch may be 16 MiB at most`, Number(head.metadata.rows ?? 0))
     }
-  })
-  return checked
+    const got = await s3.get(batch.key)
+    if (!got) return null
+    const received = receivedMicros(got.head)
+    const elementIndex = elementIndexes(got.head.metadata)
+    const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: 0, rejectLines: [] }
+    try {
+      if (this.scanner) {
+        const scanned = this.scanner.scan(got.body, { [INGEST_TS]: received })
+        checked.columns = scanned.columns
+        checked.rows = scanned.columns.rows
+        for (const r of scanned.rejected) {
+          checked.rejected++
+          for (const reject of r.rejects) checked.rejectLines.push(rejectLine(batch.batchId, elementIndex(r.line), r.line, reject, r.text))
+        }
+      } else {
+        this.checkKeyed(got.body, received, elementIndex, checked)
+      }
+    } catch (err) {
+      if (!(err instanceof BatchUnreadable)) throw err
+      return whole('batch_unreadable', err.message, err.lines ?? Number(got.head.metadata.rows ?? 0))
+    }
+    return checked
+  }
+
+  /** The reference path (parseLossless + toRow), rows kept: a keyed roll picks the latest per key. */
+  private checkKeyed(body: Uint8Array, received: bigint, elementIndex: (line: number) => number | null, checked: CheckedBatch): void {
+    let lines: string[]
+    try {
+      lines = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body).split('\n').filter((l) => l.trim() !== '')
+    } catch {
+      throw new BatchUnreadable('the batch is not UTF-8 text', null)
+    }
+    const parsed: unknown[] = []
+    try {
+      for (const line of lines) parsed.push(parseLossless(line))
+    } catch (err) {
+      throw new BatchUnreadable((err as Error).message, lines.length)
+    }
+    const key = this.key!
+    parsed.forEach((value, index) => {
+      // __ingest_ts is the batch's arrival, never the producer's say.
+      if (value && typeof value === 'object' && !Array.isArray(value)) delete (value as Record<string, unknown>)[INGEST_TS]
+      const result = toRow(this.schema, value, { formatVersion: this.formatVersion })
+      const nullKey = result.ok ? key.find((k) => result.row[k] === null || result.row[k] === undefined) : undefined
+      if (result.ok && nullKey === undefined) {
+        result.row[INGEST_TS] = received
+        checked.keyedRows.push(result.row)
+        checked.rows++
+        return
+      }
+      checked.rejected++
+      const rejects: RowReject[] = result.ok ? [{ reason: 'key_null', field: nullKey }] : result.rejects
+      for (const r of rejects) checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(index), index, r, lines[index]))
+    })
+  }
 }
 
 /**

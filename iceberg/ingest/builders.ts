@@ -56,14 +56,16 @@ export class ColumnBuilder {
   dataLength = 0
   private values: Value[] = []
 
-  constructor(readonly layout: Layout, readonly width: number, readonly primitive: Primitive | null) {
-    const w = layout === 'BYTE_ARRAY' || layout === 'values' ? 8 : width
-    this.bytes = new Uint8Array(INITIAL * Math.max(w, 8))
+  /** `capacity`: the rows expected (a batch's line count), so the buffers rarely grow. */
+  constructor(readonly layout: Layout, readonly width: number, readonly primitive: Primitive | null, capacity = INITIAL) {
+    const w = layout === 'BYTE_ARRAY' || layout === 'values' ? 0 : width
+    // at least 8 bytes a value: the typed views over `bytes` need whole elements
+    this.bytes = new Uint8Array(Math.max(capacity, 1) * Math.max(w, 8))
     this.i32 = new Int32Array(this.bytes.buffer)
     this.f32 = new Float32Array(this.bytes.buffer)
     this.f64 = new Float64Array(this.bytes.buffer)
-    this.offsets = new Int32Array(layout === 'BYTE_ARRAY' ? INITIAL + 1 : 1)
-    this.data = new Uint8Array(layout === 'BYTE_ARRAY' ? INITIAL * 16 : 0)
+    this.offsets = new Int32Array(layout === 'BYTE_ARRAY' ? capacity + 1 : 1)
+    this.data = new Uint8Array(layout === 'BYTE_ARRAY' ? Math.max(capacity, 64) * 16 : 0)
   }
 
   /** Room for one more fixed-width value; returns its index. */
@@ -220,6 +222,23 @@ export class ColumnBuilder {
     }
   }
 
+  /** `n` rows of the same value (a batch's constant column): encoded once, then copied. */
+  fill(v: Value, n: number): void {
+    if (n === 0) return
+    if (v === null || this.layout === 'values' || this.layout === 'BYTE_ARRAY') {
+      for (let k = 0; k < n; k++) this.appendValue(v)
+      return
+    }
+    this.appendValue(v)
+    const w = this.width
+    const first = (this.count - 1) * w
+    for (let k = 1; k < n; k++) {
+      const at = this.slot() * w
+      for (let j = 0; j < w; j++) this.bytes[at + j] = this.bytes[first + j]
+      this.commitValue()
+    }
+  }
+
   /** Takes back the rows after `rows` (those of a row being rejected); `count` and `dataLength` as they were then. */
   truncate(rows: number, count: number): void {
     if (this.layout === 'values') this.values.length = rows
@@ -260,10 +279,10 @@ export function twosComplement(v: bigint, width: number): Uint8Array {
 }
 
 /** Column builders for the top-level fields of a schema, in field order. */
-export function buildersFor(fields: ReadonlyArray<{ id: number; type: IcebergType }>): ColumnBuilder[] {
+export function buildersFor(fields: ReadonlyArray<{ id: number; type: IcebergType }>, capacity?: number): ColumnBuilder[] {
   return fields.map((f) => {
     const { layout, width, primitive } = layoutOf(f.type)
-    return new ColumnBuilder(layout, width, primitive)
+    return new ColumnBuilder(layout, width, primitive, capacity)
   })
 }
 

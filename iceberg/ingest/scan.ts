@@ -118,10 +118,12 @@ export class Scanner {
     // reference path; everything else the fast path accepts is ASCII.
     let from = 0
     if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) from = 3 // the decoder drops a leading BOM
-    this.builders = buildersFor(this.fields)
+    let lines = 0
+    for (let at = body.indexOf(0x0a); at >= 0; at = body.indexOf(0x0a, at + 1)) lines++
+    this.builders = buildersFor(this.fields, lines + 1)
     const rejected: RejectedLine[] = []
     let rows = 0
-    let lines = 0
+    lines = 0
     let slowLines = 0
     const c = this.c
     c.buf = body
@@ -144,11 +146,13 @@ export class Scanner {
       }
       from = end + 1
     }
+    // a constant is the same in every row: written once all rows are known
+    this.columns.forEach((col, i) => col.kind === Kind.Constant && this.builders[i].fill(col.constant!, rows))
     return { columns: finishBatch(this.fields, this.builders, rows), lines, rejected, slowLines }
   }
 
   private truncate(rows: number): void {
-    for (let i = 0; i < this.builders.length; i++) this.builders[i].truncate(rows, this.countsAtRowStart[i])
+    for (let i = 0; i < this.builders.length; i++) if (this.columns[i].kind !== Kind.Constant) this.builders[i].truncate(rows, this.countsAtRowStart[i])
   }
 
   /** The reference path for one line: lossless parse, the constants' members dropped, toRow. */
@@ -172,7 +176,7 @@ export class Scanner {
     }
     const result = toRow(this.schema, value, { formatVersion: this.formatVersion })
     if (!result.ok) return { line, text, rejects: result.rejects }
-    this.columns.forEach((col, i) => this.builders[i].appendValue(col.kind === Kind.Constant ? col.constant! : result.row[col.field.name]))
+    this.columns.forEach((col, i) => col.kind !== Kind.Constant && this.builders[i].appendValue(result.row[col.field.name]))
     return 'accepted'
   }
 
@@ -223,10 +227,9 @@ export class Scanner {
     if (c.pos !== c.end) return false
     // members not sent: a write-default, a constant, or null where null is allowed
     for (let i = 0; i < cols.length; i++) {
-      if (this.seen[i] === stamp && cols[i].kind !== Kind.Constant) continue
       const col = cols[i]
-      if (col.kind === Kind.Constant) builders[i].appendValue(col.constant!)
-      else if (col.writeDefault !== undefined) builders[i].appendValue(col.writeDefault)
+      if (this.seen[i] === stamp || col.kind === Kind.Constant) continue
+      if (col.writeDefault !== undefined) builders[i].appendValue(col.writeDefault)
       else if (col.required) return false
       else builders[i].appendNull()
     }

@@ -23,7 +23,7 @@ import { startPostgres } from '../../dev/postgres.ts'
 import { startS3rver } from '../../dev/s3.ts'
 import type { LoadedTable, TableIdentifier } from '../../iceberg/catalog/index.ts'
 import { SqlCatalog } from '../../iceberg/catalog/sql.ts'
-import { fastAppend } from '../../iceberg/commit.ts'
+import { appendFiles } from '../../iceberg/transaction/merge-append.ts'
 import { S3FileIO } from '../../iceberg/io/file-io.ts'
 import { readManifestList, type DataFile } from '../../iceberg/manifest.ts'
 import { currentSchema, currentSnapshot } from '../../iceberg/metadata.ts'
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
         const name = `t${size}_${maintained ? 'with' : 'without'}`
         const t0 = performance.now()
         let table = await catalog.createTable([NS], { name, schema: { fields: FIELDS }, formatVersion: 2, properties: PROPERTIES })
-        for (let i = 0; i < size; i++) table = (await fastAppend(catalog, table, [await oneRowFile(table, i, compression)], { retry: RETRY })).table
+        for (let i = 0; i < size; i++) table = (await appendFiles(catalog, table, [await oneRowFile(table, i, compression)], { retry: RETRY })).table
         let sweep = ''
         if (maintained) {
           const sink = { id: name, table: { namespace: NS, name } } as SinkView
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
         const t0 = performance.now()
         const table = await catalog.loadTable(sub.id)
         const t1 = performance.now()
-        await fastAppend(catalog, table, [sub.file], { retry: RETRY })
+        await appendFiles(catalog, table, [sub.file], { retry: RETRY })
         const t2 = performance.now()
         if (table.metadataLocation !== sub.metadataLocation) throw new Error(`${sub.id.name} moved: ${table.metadataLocation}`)
         const res = await pool.query(

@@ -1,26 +1,29 @@
 """The PyIceberg side of `npm run bench:roll` (test/bench/roll.ts): the same intake batches appended
 by PyIceberg, in its own process, for a side-by-side rows/s and peak RSS.
 
-  python pyiceberg_roll.py <connection options> --source-table ns.t --table ns.t2 --bucket B --prefix _sink/<id>/
+  python pyiceberg_roll.py <connection options> --source-table ns.t --table ns.t2 --bucket B --prefix P [--threads 8]
 
 Creates --table with --source-table's schema (the sink's table after its first roll: the producer's
-columns plus __ingest_ts) and format version; lists the intake objects under --prefix (the same
-NDJSON batches the roller rolls), reads each one from the bucket with pyarrow.fs.S3FileSystem,
-parses it with pyarrow.json (explicit schema from the table), sets __ingest_ts to the object's
-x-amz-meta-received when pyarrow exposes it (else its Last-Modified), concatenates, and commits ONE
-table.append. No row-by-row validation, no rejects, no markers: the plain library path.
+columns plus __ingest_ts) and format version; lists the NDJSON objects under --prefix (copies of the
+batches the roller rolls, x-amz-meta-* kept), reads them from the bucket with pyarrow.fs.S3FileSystem
+on --threads threads, parses each with pyarrow.json (explicit schema from the table), sets
+__ingest_ts to the object's x-amz-meta-received when pyarrow exposes it (else its Last-Modified),
+concatenates them in (Last-Modified, key) order, and commits ONE table.append. No row-by-row
+validation, no rejects, no markers: the plain library path.
 
-Prints one JSON document: {rows, batches, bytes, seconds: {import, setup, read, append, total},
-max_rss_kib, snapshot_id, added_records, received_from}.
+Prints one JSON document: {rows, batches, bytes, seconds: {import, catalog, create_table, setup, list,
+read, append, total, work}, snapshot_id, added_records, received_from}; work = from the constructed
+catalog to the committed snapshot, less the table's creation (the roller's table exists before its
+roll, and the roller's catalog is made before the roll's clock starts).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 T0 = time.monotonic()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
@@ -39,17 +42,21 @@ def main() -> None:
     p.add_argument("--table", required=True)
     p.add_argument("--bucket", required=True)
     p.add_argument("--prefix", required=True)
+    p.add_argument("--threads", type=int, default=8)
     a = p.parse_args()
     t_import = time.monotonic()
 
     catalog = load_catalog(a)
+    t_catalog = time.monotonic()
     src = catalog.load_table(a.source_table)
     schema = src.schema()
     namespace = tuple(a.table.split(".")[:-1])
     catalog.create_namespace_if_not_exists(namespace)
     # Next to the source table (the SQL catalog here has no default warehouse path).
     location = src.metadata.location.rstrip("/").rsplit("/", 1)[0] + "/" + a.table.split(".")[-1]
+    t_create = time.monotonic()
     table = catalog.create_table(a.table, schema=schema, location=location, properties={"format-version": str(src.format_version)})
+    create_seconds = time.monotonic() - t_create
     arrow_schema = schema.as_arrow()
     ingest = "__ingest_ts"
     producer_schema = pa.schema([f for f in arrow_schema if f.name != ingest])
@@ -72,23 +79,29 @@ def main() -> None:
         if i.type == pafs.FileType.File and i.path.endswith(".ndjson")
     ]
     infos.sort(key=lambda i: (i.mtime, i.path))
-    tables = []
-    total_bytes = 0
-    received_from = "x-amz-meta-received"
-    for info in infos:
+    t_list = time.monotonic()
+
+    def read_one(info):
         with fs.open_input_stream(info.path) as f:
             data = f.read()
             meta = f.metadata() or {}
-        total_bytes += len(data)
         t = pajson.read_json(pa.BufferReader(data), parse_options=parse)
         received = next((v for k, v in meta.items() if k.lower() in ("x-amz-meta-received", "received")), None)
+        source = "x-amz-meta-received"
         if received is None:
-            received_from = "last-modified"
+            source = "last-modified"
             received = info.mtime
         stamp = pa.array([received] * t.num_rows, type=pa.string() if isinstance(received, (str, bytes)) else pa.timestamp("us", tz="UTC"))
         if stamp.type != pa.timestamp("us", tz="UTC"):
             stamp = stamp.cast(pa.string()).cast(pa.timestamp("us", tz="UTC"))
-        tables.append(t.append_column(pa.field(ingest, pa.timestamp("us", tz="UTC")), stamp))
+        return len(data), source, t.append_column(pa.field(ingest, pa.timestamp("us", tz="UTC")), stamp)
+
+    with ThreadPoolExecutor(max_workers=a.threads) as pool:
+        read = list(pool.map(read_one, infos))  # map keeps the listing's order
+    total_bytes = sum(r[0] for r in read)
+    received_from = "last-modified" if any(r[1] == "last-modified" for r in read) else "x-amz-meta-received"
+    tables = [r[2] for r in read]
+    del read
     data = pa.concat_tables(tables).select([f.name for f in arrow_schema]).cast(arrow_schema)
     del tables
     t_read = time.monotonic()
@@ -103,12 +116,15 @@ def main() -> None:
             "bytes": total_bytes,
             "seconds": {
                 "import": t_import - T0,
-                "setup": t_setup - t_import,
-                "read": t_read - t_setup,
+                "create_table": create_seconds,
+                "catalog": t_catalog - t_import,
+                "setup": t_setup - t_catalog - create_seconds,
+                "list": t_list - t_setup,
+                "read": t_read - t_list,
                 "append": t_append - t_read,
                 "total": t_append - T0,
+                "work": t_append - t_catalog - create_seconds,
             },
-            "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
             "snapshot_id": snapshot.snapshot_id if snapshot else None,
             "added_records": int(snapshot.summary["added-records"]) if snapshot and snapshot.summary else None,
             "received_from": received_from,

@@ -1,150 +1,77 @@
-// npm run bench:roll — a 64 MiB / 1,000-batch roll end to end, side by side with PyIceberg.
+// npm run bench:roll — one roll of BENCH_BATCHES batches end to end, side by side with PyIceberg.
 //
 // One private stack (Postgres, pgbouncer, ws bridge, s3rver, wrangler dev of the edge) in a temporary
-// folder, loopback only. A table {id long, name string, ts timestamptz, amount decimal(18,2)} and a
-// sink on it (roll_bytes 64 MiB); one small batch rolled first so the measured roll is a steady one
-// (the first roll's __ingest_ts/properties commit is out of the way). Then 1,000 batches totalling
-// just under 64 MiB of NDJSON go through the send route, and:
-//   - PyIceberg (test/bench/pyiceberg_roll.py, its own process) reads those same intake objects from
-//     the bucket, parses them with pyarrow.json and appends them to a second table with the sink
-//     table's schema, in one table.append;
-//   - `roller/main.ts tick --force --sink <id>` (a child, as test/support/roller.ts runs it) rolls them.
-// Each child runs under /usr/bin/time for its peak RSS and wall time. Printed: rows/s of each (whole
-// process, and the work alone: the roll's own last_roll.seconds / PyIceberg's time after imports),
-// the ratio roller/PyIceberg, and the peak RSS of each. Only the ratio means something: both ran on
-// this machine, one after the other.
+// folder, loopback only. BENCH_RUNS times (default 3; test/bench/harness.ts), on fresh tables:
+//   - set-up (untimed): a table {id long, name string, ts timestamptz, amount decimal(18,2)} and a
+//     sink on it (roll_bytes 64 MiB, the most a sink allows); one small batch rolled first so the
+//     measured roll is a steady one (the first roll's __ingest_ts/properties commit is out of the
+//     way); then BENCH_BATCHES batches (default 400) of BENCH_ROWS_PER_BATCH rows (default 1,500:
+//     600,000 rows, ~58 MiB of NDJSON; common.ts rowJson rows, BENCH_ROW_PAD characters of padding
+//     added to each name, default 0) go through the send route, and the intake objects are copied
+//     (bytes and x-amz-meta-*) under _bench/roll-r<run>/ for PyIceberg — the roller deletes the
+//     originals once it has rolled them, and the two sides take turns going first;
+//   - ours: `roller/main.ts tick --force --sink <id>` (as `npm run roller -- tick --force` runs it),
+//     one roll of every batch: read from the bucket, validated, written, committed;
+//   - pyiceberg: test/bench/pyiceberg_roll.py reads the same objects from the bucket on 8 threads
+//     (pyarrow read_json, the table's schema as the explicit schema) and appends them to a table of
+//     its own with the sink table's schema, in one table.append;
+//   - then PyIceberg reads both tables back: every row sent (ours: plus the warm-up row), sum(id)
+//     and sum(amount) exactly as sent, or the bench fails.
+// Work time: the roll's own last_roll.seconds / PyIceberg's time from its constructed catalog to the
+// committed snapshot (its table's creation excluded); process time and peak RSS of the roller process and the Python process from
+// /usr/bin/time. Prints the medians, the ratios and the load average.
 //
-// BENCH_ROLL_PROFILE=1 (or --profile) adds a second round of 1,000 batches rolled under --cpu-prof
-// and prints the roller's top functions (self and inclusive time) — profiling slows the roll, so it
-// is never the timed run. LHBOX_BENCH_KEEP=1 keeps the state folder (and the .cpuprofile).
-import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
-import os from 'node:os'
+//   BENCH_BATCHES=40 BENCH_ROWS_PER_BATCH=500 BENCH_RUNS=3 npm run bench:roll     (a quick look)
+//
+// BENCH_ROLL_PROFILE=1 (or --profile) adds one more round of the same batches rolled under
+// --cpu-prof after the measured runs and prints the roller's top functions (self and inclusive
+// time) — profiling slows the roll, so it is never a timed run. LHBOX_BENCH_KEEP=1 keeps the state
+// folder (and the .cpuprofile).
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { rollerCommand } from '../../dev/roller.ts'
 import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
-import { api, benchStack, Cleanup, deadline, fmt, rowJson, tableAndSink, type BenchStack } from './common.ts'
+import { benchStack, fmt, rowJson, tableAndSink, type BenchStack } from './common.ts'
+import {
+  apiLossless, BENCH_DIR, centsText, copyIntake, envInt, lastJson, measured, num, printSummary, rollerTick, rowFigures, runBench, sendBatches,
+  sideBySide, startBench, type Batch, type Expected,
+} from './harness.ts'
 
 const MiB = 1024 * 1024
+/** The most a sink's roll_bytes may be (edge/sink-rules.ts): every batch must fit in one roll. */
 const ROLL_BYTES = 64 * MiB
-const BATCHES = 1000
-/** Just under roll_bytes so the roller takes all 1,000 batches in one roll. */
-const TOTAL_TARGET = ROLL_BYTES - 256 * 1024
-const SEND_CONCURRENCY = 4
-const TIME = '/usr/bin/time'
+const MAX_BATCHES = 1000
+const BATCHES = envInt('BENCH_BATCHES', 400)
+const ROWS_PER_BATCH = envInt('BENCH_ROWS_PER_BATCH', 1500)
+const PAD = Number(process.env.BENCH_ROW_PAD ?? 0)
+const THREADS = 8
 const PROFILE = process.env.BENCH_ROLL_PROFILE === '1' || process.argv.includes('--profile')
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
-const log = (line: string) => console.log(`[bench:roll] ${line}`)
 
-interface Measured {
-  code: number | null
-  stdout: string
-  stderr: string
-  wallSeconds: number
-  /** Peak RSS in KiB, from /usr/bin/time (null when it is not installed). */
-  maxRssKib: number | null
-}
-
-/** Runs a child under /usr/bin/time -f '%M %e' (peak RSS KiB, elapsed s). */
-function measured(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeFile: string, timeoutMs: number): Promise<Measured> {
-  const timed = existsSync(TIME)
-  const [c, a] = timed ? [TIME, ['-f', '%M %e', '-o', timeFile, cmd, ...args]] : [cmd, args]
-  const started = process.hrtime.bigint()
-  return new Promise((resolve, reject) => {
-    const child = spawn(c, a, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('error', reject)
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9
-      let maxRssKib: number | null = null
-      if (timed && existsSync(timeFile)) {
-        const last = readFileSync(timeFile, 'utf8').trim().split('\n').at(-1) ?? ''
-        const [rss] = last.split(' ')
-        if (/^\d+$/.test(rss)) maxRssKib = Number(rss)
-      }
-      resolve({ code, stdout, stderr, wallSeconds, maxRssKib })
-    })
-  })
-}
-
-/** 1,000 batches of producer rows, just under 64 MiB as NDJSON in total. */
-function* batches(firstId: number): Generator<{ body: string; rows: number; ndjsonBytes: number }> {
-  const perBatch = Math.floor(TOTAL_TARGET / BATCHES)
-  let id = firstId
-  for (let b = 0; b < BATCHES; b++) {
-    const lines: string[] = []
-    let bytes = 0
-    for (;;) {
-      const line = rowJson(id)
-      if (bytes + line.length + 1 > perBatch) break
-      lines.push(line)
-      bytes += line.length + 1
-      id++
-    }
-    yield { body: `[${lines.join(',')}]`, rows: lines.length, ndjsonBytes: bytes }
+/** The batches: rows 1.. of rowJson, ROWS_PER_BATCH a batch (the same input every run). */
+function* batches(prefix: string): Generator<Batch & { lines: string[] }> {
+  let id = 1
+  for (let i = 0; i < BATCHES; i++) {
+    const lines = Array.from({ length: ROWS_PER_BATCH }, () => rowJson(id++, PAD))
+    yield { id: `${prefix}-${String(i).padStart(4, '0')}`, body: `[${lines.join(',')}]`, lines }
   }
 }
 
-async function sendBatch(b: BenchStack, sink: { id: string; sendKey: string }, batchId: string, body: string): Promise<void> {
-  const res = await fetch(`${b.stack.apiUrl}/v1/sinks/${sink.id}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${sink.sendKey}`, 'content-type': 'application/json', 'idempotency-key': batchId },
-    body,
-  })
-  const text = await res.text()
-  if (res.status !== 202) throw new Error(`send ${batchId}: ${res.status} ${text}`)
-}
-
-/** Sends the 1,000 batches, a few at a time; answers the rows and NDJSON bytes sent. */
-async function sendAll(b: BenchStack, sink: { id: string; sendKey: string }, prefix: string, firstId: number): Promise<{ rows: number; bytes: number; seconds: number }> {
-  const t0 = Date.now()
-  const it = batches(firstId)
-  let rows = 0
-  let bytes = 0
-  let n = 0
-  const worker = async () => {
-    for (let next = it.next(); !next.done; next = it.next()) {
-      const i = n++
-      rows += next.value.rows
-      bytes += next.value.ndjsonBytes
-      await sendBatch(b, sink, `${prefix}-${String(i).padStart(4, '0')}`, next.value.body)
-    }
+/** What the rows add up to: count, NDJSON bytes (as the intake stores them), sum(id), sum(amount). */
+function figures(lines: Iterable<string>): { rows: number; bytes: number; ids: bigint; cents: bigint } {
+  const f = { rows: 0, bytes: 0, ids: 0n, cents: 0n }
+  for (const l of lines) {
+    const { id, cents } = rowFigures(l)
+    f.rows++
+    f.bytes += Buffer.byteLength(l) + 1
+    f.ids += id
+    f.cents += cents
   }
-  await Promise.all(Array.from({ length: SEND_CONCURRENCY }, worker))
-  return { rows, bytes, seconds: (Date.now() - t0) / 1000 }
+  return f
 }
 
-function rollerEnv(b: BenchStack): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    LHBOX_URL: b.stack.apiUrl,
-    LHBOX_BOOTSTRAP_SECRET: b.stack.bootstrapSecret,
-    DATABASE_URL: b.stack.databaseUrl,
-    S3_ACCESS_KEY_ID: b.stack.s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: b.stack.s3.secretAccessKey,
-    LHBOX_ROLLER_ID: `bench-${process.pid}`,
-  }
-}
-
-interface RollerRun extends Measured {
-  rolled: { batches: number; rows: number; rejected_rows: number } | null
-}
-
-async function rollerTick(b: BenchStack, sinkId: string, timeFile: string, nodeFlags: string[] = []): Promise<RollerRun> {
-  const { cmd, args } = rollerCommand(['tick', '--force', '--sink', sinkId])
-  const run = await measured(cmd, [...nodeFlags, ...args], rollerEnv(b), timeFile, 10 * 60_000)
-  if (run.code !== 0) throw new Error(`roller tick exited ${run.code}:\n${run.stdout.slice(-4000)}\n${run.stderr.slice(-4000)}`)
-  const logs = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>)
-  const rolled = logs.find((l) => l.msg === 'rolled') ?? null
-  return { ...run, rolled: rolled && { batches: rolled.batches, rows: rolled.rows, rejected_rows: rolled.rejected_rows } }
-}
+const expectOf = (f: { rows: number; ids: bigint; cents: bigint }): Expected => ({ rows: f.rows, sums: { id: f.ids.toString(), amount: centsText(f.cents) } })
 
 // ---- the CPU profile ---------------------------------------------------------------------------------
 
@@ -224,73 +151,99 @@ function summarizeProfile(path: string): string[] {
 
 // ---- main -----------------------------------------------------------------------------------------
 
+interface RunCtx {
+  sink: { id: string; sendKey: string; table: string }
+  pyTable: string
+  copyPrefix: string
+}
+
 async function main(): Promise<void> {
-  const loadStart = os.loadavg()[0]
-  const cleanup = new Cleanup()
-  deadline(cleanup, (PROFILE ? 30 : 20) * 60_000, 'bench:roll')
-  try {
-    const python = await ensureVenv()
-    const b = await benchStack('bench-roll', cleanup, log)
-    const dir = b.stack.dir
-    const sink = await tableAndSink(b, 'bench.roll_roller', { roll_bytes: ROLL_BYTES })
-    const catalog = sqlCatalogArgs({ databaseUrl: b.stack.databaseUrl, catalogName: b.warehouseId, s3: b.stack.s3 })
-
-    // A first small roll: the sink's first-roll commit (__ingest_ts, properties) is not measured.
-    await sendBatch(b, sink, 'first', `[${rowJson(0)}]`)
-    await rollerTick(b, sink.id, join(dir, 'time-first.txt'))
-
-    const sent = await sendAll(b, sink, 'roll', 1)
-    const view = await api(b.stack, b.apiKey, 'GET', `/v1/sinks/${sink.id}`)
-    log(`sent ${BATCHES} batches, ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON in ${sent.seconds.toFixed(1)} s; lag ${view.lag.batches_waiting} batches / ${(view.lag.bytes_waiting / MiB).toFixed(2)} MiB`)
-
-    // PyIceberg first, while the intake holds the batches; then the roller rolls (and deletes) them.
-    const py = await measured(
-      python,
-      [join(root, 'test', 'bench', 'pyiceberg_roll.py'), ...catalog, '--source-table', sink.table, '--table', 'bench.roll_pyiceberg', '--bucket', b.stack.s3.bucket, '--prefix', `_sink/${sink.id}/`],
-      { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' },
-      join(dir, 'time-pyiceberg.txt'),
-      10 * 60_000,
-    )
-    if (py.code !== 0) throw new Error(`pyiceberg_roll.py exited ${py.code}:\n${py.stderr.slice(-4000)}`)
-    const pyOut = JSON.parse(py.stdout) as { rows: number; batches: number; bytes: number; seconds: Record<string, number>; max_rss_kib: number; added_records: number; received_from: string }
-    log(`pyiceberg: ${fmt(pyOut.rows)} rows from ${pyOut.batches} batches in ${py.wallSeconds.toFixed(2)} s (import ${pyOut.seconds.import.toFixed(2)}, setup ${pyOut.seconds.setup.toFixed(2)}, read+parse ${pyOut.seconds.read.toFixed(2)}, append ${pyOut.seconds.append.toFixed(2)}); __ingest_ts from ${pyOut.received_from}`)
-
-    const roller = await rollerTick(b, sink.id, join(dir, 'time-roller.txt'))
-    const after = await api(b.stack, b.apiKey, 'GET', `/v1/sinks/${sink.id}`)
-    const rollSeconds = Number(after.last_roll?.seconds)
-    log(`roller: ${JSON.stringify(roller.rolled)} in ${roller.wallSeconds.toFixed(2)} s (the roll itself ${rollSeconds.toFixed(2)} s); lag after ${after.lag.batches_waiting} batches`)
-    if (!roller.rolled || roller.rolled.rows !== sent.rows || roller.rolled.batches !== BATCHES) {
-      throw new Error(`the roller rolled ${JSON.stringify(roller.rolled)}, expected ${BATCHES} batches / ${sent.rows} rows`)
+  const b = startBench('bench:roll', (PROFILE ? 60 : 45) * 60_000)
+  await runBench(b, async () => {
+    if (BATCHES > MAX_BATCHES) throw new Error(`BENCH_BATCHES=${BATCHES}: a roll takes ${MAX_BATCHES} batches at most`)
+    const warmup = rowJson(0, PAD)
+    const sent = figures((function* () {
+      for (const batch of batches('x')) yield* batch.lines
+    })())
+    if (sent.bytes > ROLL_BYTES) {
+      throw new Error(`${fmt(sent.rows)} rows are ${(sent.bytes / MiB).toFixed(1)} MiB of NDJSON, past a sink's roll_bytes (${ROLL_BYTES / MiB} MiB at most): one roll cannot take them all. Lower BENCH_BATCHES, BENCH_ROWS_PER_BATCH or BENCH_ROW_PAD.`)
     }
-    if (pyOut.rows !== sent.rows || pyOut.added_records !== sent.rows) throw new Error(`PyIceberg appended ${pyOut.rows} rows (${pyOut.added_records} in its snapshot), expected ${sent.rows}`)
+    const w = figures([warmup]) // the roller's table also holds the warm-up row
+    const expected = { ours: expectOf({ rows: sent.rows + w.rows, ids: sent.ids + w.ids, cents: sent.cents + w.cents }), pyiceberg: expectOf(sent) }
+
+    const python = await ensureVenv()
+    const bs: BenchStack = await benchStack('bench-roll', b.cleanup, b.log)
+    const catalogArgs = sqlCatalogArgs({ databaseUrl: bs.stack.databaseUrl, catalogName: bs.warehouseId, s3: bs.stack.s3 })
+    let last: RunCtx | undefined
+
+    const results = await sideBySide<RunCtx>(b, {
+      catalogArgs,
+      prepare: async (run) => {
+        const sink = await tableAndSink(bs, `bench.roll_r${run}`, { roll_bytes: ROLL_BYTES })
+        // A first small roll: the sink's first-roll commit (__ingest_ts, properties) is not measured.
+        await sendBatches(bs, sink, [{ id: 'warmup', body: `[${warmup}]` }])
+        const first = await rollerTick(bs, sink.id)
+        if (first.rolled?.rows !== 1) throw new Error(`the warm-up roll rolled ${JSON.stringify(first.rolled)}`)
+        const seconds = await sendBatches(bs, sink, batches(`r${run}`))
+        const view = await apiLossless(bs, 'GET', `/v1/sinks/${sink.id}`)
+        const copyPrefix = `_bench/roll-r${run}/`
+        const copied = await copyIntake(bs, sink.id, copyPrefix)
+        if (copied !== BATCHES) throw new Error(`copied ${copied} intake objects, expected ${BATCHES}`)
+        b.log(`run ${run}: sent ${BATCHES} batches, ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON in ${seconds.toFixed(1)} s; lag ${view.lag.batches_waiting} batches / ${(num(view.lag.bytes_waiting) / MiB).toFixed(2)} MiB; copied for PyIceberg under ${copyPrefix}`)
+        last = { sink, pyTable: `bench.roll_py_r${run}`, copyPrefix }
+        return last
+      },
+      ours: {
+        name: 'ours (roller)',
+        run: async (c) => {
+          const r = await rollerTick(bs, c.sink.id)
+          if (!r.rolled || r.rolled.rows !== sent.rows || r.rolled.batches !== BATCHES || r.rolled.rejectedRows !== 0) {
+            throw new Error(`the roller rolled ${JSON.stringify(r.rolled)}, expected ${BATCHES} batches / ${sent.rows} rows, none rejected`)
+          }
+          const view = await apiLossless(bs, 'GET', `/v1/sinks/${c.sink.id}`)
+          if (num(view.lag.batches_waiting) !== 0) throw new Error(`${view.lag.batches_waiting} batches still waiting after the roll`)
+          return { workSeconds: num(view.last_roll.seconds), wallSeconds: r.wallSeconds, maxRssKib: r.maxRssKib }
+        },
+        check: (c) => ({ side: 'ours', table: c.sink.table, expected: expected.ours }),
+      },
+      baseline: {
+        name: `pyiceberg (${THREADS} threads)`,
+        run: async (c) => {
+          const m = await measured(
+            python,
+            [join(BENCH_DIR, 'pyiceberg_roll.py'), ...catalogArgs, '--source-table', c.sink.table, '--table', c.pyTable, '--bucket', bs.stack.s3.bucket, '--prefix', c.copyPrefix, '--threads', String(THREADS)],
+            { env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' }, timeoutMs: 15 * 60_000, what: 'pyiceberg_roll.py' },
+          )
+          const out = lastJson(m.stdout, 'pyiceberg_roll.py')
+          if (num(out.rows) !== sent.rows || num(out.added_records) !== sent.rows || num(out.batches) !== BATCHES) {
+            throw new Error(`PyIceberg appended ${out.rows} rows from ${out.batches} objects (${out.added_records} in its snapshot), expected ${sent.rows} from ${BATCHES}`)
+          }
+          const s = out.seconds
+          return { workSeconds: num(s.work), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra: { 'catalog (untimed) s': num(s.catalog), 'setup s': num(s.setup), 'list s': num(s.list), 'read+parse s': num(s.read), 'append s': num(s.append) } }
+        },
+        check: (c) => ({ side: 'pyiceberg', table: c.pyTable, expected: expected.pyiceberg }),
+      },
+    })
 
     let profileLines: string[] = []
-    if (PROFILE) {
-      const profDir = join(dir, 'cpu-prof')
+    if (PROFILE && last) {
+      const profDir = join(bs.stack.dir, 'cpu-prof')
       mkdirSync(profDir, { recursive: true })
-      await sendAll(b, sink, 'prof', 10_000_000)
-      const profiled = await rollerTick(b, sink.id, join(dir, 'time-profiled.txt'), ['--cpu-prof', '--cpu-prof-dir', profDir])
+      await sendBatches(bs, last.sink, batches('prof'))
+      const profiled = await rollerTick(bs, last.sink.id, { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profDir] })
       const file = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profDir, f))[0]
-      profileLines = [`  profiled roll: ${profiled.wallSeconds.toFixed(2)} s wall, peak RSS ${profiled.maxRssKib === null ? 'n/a' : `${(profiled.maxRssKib / 1024).toFixed(0)} MiB`}`, ...(file ? summarizeProfile(file) : ['  (no .cpuprofile written)'])]
+      profileLines = [`  profiled roll (not timed): ${profiled.wallSeconds.toFixed(2)} s wall, peak RSS ${fmt(profiled.maxRssKib / 1024)} MiB`, ...(file ? summarizeProfile(file) : ['  (no .cpuprofile written)'])]
     }
 
-    const work = { roller: rollSeconds, pyiceberg: pyOut.seconds.total - pyOut.seconds.import }
-    const mib = (kib: number | null) => (kib === null ? 'n/a' : `${fmt(kib / 1024)} MiB`)
-    const rps = (s: number) => sent.rows / s
-    console.log('')
-    console.log(`bench:roll — ${BATCHES} batches, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON, ${fmt(sent.rows)} rows {id long, name string, ts timestamptz, amount decimal(18,2)} + __ingest_ts`)
-    console.log('')
-    console.log('              process s   rows/s     work s   rows/s     peak RSS')
-    console.log(`  roller      ${roller.wallSeconds.toFixed(2).padStart(9)}  ${fmt(rps(roller.wallSeconds)).padStart(8)}  ${work.roller.toFixed(2).padStart(8)}  ${fmt(rps(work.roller)).padStart(8)}  ${mib(roller.maxRssKib).padStart(10)}`)
-    console.log(`  pyiceberg   ${py.wallSeconds.toFixed(2).padStart(9)}  ${fmt(rps(py.wallSeconds)).padStart(8)}  ${work.pyiceberg.toFixed(2).padStart(8)}  ${fmt(rps(work.pyiceberg)).padStart(8)}  ${mib(py.maxRssKib).padStart(10)}`)
-    console.log(`  ratio roller/pyiceberg rows/s: process ${(py.wallSeconds / roller.wallSeconds).toFixed(2)}, work ${(work.pyiceberg / work.roller).toFixed(2)}; peak RSS ${roller.maxRssKib && py.maxRssKib ? (roller.maxRssKib / py.maxRssKib).toFixed(2) : 'n/a'}`)
-    console.log('  (process = the whole child under /usr/bin/time, interpreter start-up included; work = the roll’s own last_roll.seconds / PyIceberg after its imports)')
-    console.log(`  load average (1 min) at the start ${loadStart.toFixed(1)}, at the end ${os.loadavg()[0].toFixed(1)}, on ${os.availableParallelism()} cores: a ratio is only as good as the box is quiet`)
-    if (!existsSync(TIME)) console.log(`  ${TIME} is missing (apt-get install time): no peak RSS`)
+    printSummary(b, {
+      title: [`bench:roll — one roll of ${BATCHES} batches × ${fmt(ROWS_PER_BATCH)} rows = ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON {id long, name string, ts timestamptz, amount decimal(18,2)} + __ingest_ts, read from the bucket → one committed snapshot`],
+      rows: sent.rows,
+      names: { ours: 'ours (roller)', baseline: `pyiceberg (${THREADS} threads)` },
+      results,
+      notes: ['ours: the roll’s last_roll.seconds (read, validate, write, commit, delete the batches); pyiceberg: list, read+parse on threads, one table.append'],
+    })
     for (const l of profileLines) console.log(l)
-  } finally {
-    await cleanup.run()
-  }
+  })
 }
 
 await main()

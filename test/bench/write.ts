@@ -1,21 +1,23 @@
-// npm run bench:write — our writer against PyIceberg, side by side, on the same 1,000,000 rows.
+// npm run bench:write — our writer against PyIceberg, side by side, on the same rows.
 //
 // Starts its own Postgres (+ migrations, so iceberg_tables exists) and s3rver on loopback ports in a
-// temp folder, generates one NDJSON file of {id: long, name: string, ts: timestamptz} rows, then runs
-// each writer in its own process, one after the other, each appending all the rows to its own
-// unpartitioned v2 table in the SQL catalog:
-//   ours:      NDJSON lines → parseLossless → toRow → writeDataFile(zstd) → PUT → fastAppend (committed)
-//   pyiceberg: NDJSON → pyarrow.json.read_json (explicit schema) → table.append (zstd, its default)
-// Each child times itself from its first read of the NDJSON to the committed snapshot and reports
-// its peak RSS (process.resourceUsage().maxRSS / resource.getrusage ru_maxrss). Prints rows/s of
-// each, the ratio, and peak RSS; then stops the services and removes the folder.
+// temp folder, generates one NDJSON file of {id: long, name: string, ts: timestamptz} rows
+// (BENCH_ROWS, default 1,000,000), then, BENCH_RUNS times (default 3; test/bench/harness.ts), appends
+// all of them to two fresh unpartitioned v2 tables of the SQL catalog, each writer in its own child
+// process, the order of the two alternated between runs:
+//   ours:      `writeOurs` below, in a Node child: NDJSON in 16 MiB chunks of whole lines → the ingest
+//              scanner (column buffers) → PartitionedWriter (row groups, zstd) → PUT → append, committed
+//   pyiceberg: test/bench/pyiceberg_write.py — pyarrow.json.read_json (explicit schema) → table.append
+// Work time: ours = the whole writeOurs call; pyiceberg = from its constructed catalog (SqlCatalog
+// checks its tables when made: untimed, printed apart) to the committed snapshot; start-up and imports
+// excluded on both sides. Process time and peak RSS from /usr/bin/time. After each run PyIceberg reads
+// both tables back: BENCH_ROWS rows and sum(id) equal to the generated input's, or the bench fails.
+// Prints medians of each side, the ratios and the load average; then stops the services.
 //
-//   BENCH_ROWS=200000 npm run bench:write     (fewer rows for a quick look)
-import { spawn } from 'node:child_process'
-import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+//   BENCH_ROWS=200000 BENCH_RUNS=3 npm run bench:write     (fewer rows for a quick look)
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { migrateTo } from '../../db/migrate.ts'
@@ -23,58 +25,72 @@ import { freePort } from '../../dev/ports.ts'
 import { startPostgres } from '../../dev/postgres.ts'
 import { startS3rver } from '../../dev/s3.ts'
 import { SqlCatalog } from '../../iceberg/catalog/sql.ts'
-import { fastAppend } from '../../iceberg/commit.ts'
+import { appendFiles } from '../../iceberg/transaction/merge-append.ts'
 import { S3FileIO } from '../../iceberg/io/file-io.ts'
 import type { S3Config } from '../../iceberg/io/s3.ts'
-import { parseLossless } from '../../iceberg/json.ts'
+import { stringifyLossless } from '../../iceberg/json.ts'
 import { currentSchema } from '../../iceberg/metadata.ts'
-import { writeDataFile } from '../../iceberg/parquet.ts'
-import type { Row } from '../../iceberg/types.ts'
-import { toRow } from '../../iceberg/values.ts'
+import { Scanner } from '../../iceberg/ingest/scan.ts'
+import { PartitionedWriter, uploadDataFiles } from '../../iceberg/writer/partitioned.ts'
 import { loadZstd } from '../../iceberg/zstd.ts'
-import { ensureVenv, INTEROP_DIR } from '../support/python.ts'
+import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
+import { fmt } from './common.ts'
+import { BENCH_DIR, envInt, lastJson, measured, num, printSummary, runBench, sideBySide, startBench, type Expected } from './harness.ts'
 
-const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000)
+const ROWS = envInt('BENCH_ROWS', 1_000_000)
 const CHILD_TIMEOUT_MS = 15 * 60_000
 const CATALOG = 'bench'
 const SELF = fileURLToPath(import.meta.url)
 
-interface Env {
+/** What a writer gets: the catalog (Postgres + bucket), the NDJSON file, and its table. */
+export interface WriteEnv {
   databaseUrl: string
+  catalogName: string
   s3: S3Config
   ndjson: string
-  table: string // namespace.table
+  /** namespace.table */
+  table: string
 }
 
-interface Result {
-  writer: string
+export interface WriteOutcome {
   rows: number
-  seconds: number
-  maxRssMiB: number
   fileBytes?: number
-  /** seconds per step (ours only) */
+  /** seconds per step, when the writer reports them */
   phases?: Record<string, number>
 }
 
-// ---- the two writers (child processes) ----
+// ---- ours: the only part that changes when the writer changes -------------------------------------------
 
-async function ours(env: Env): Promise<Result> {
+/** Appends every row of env.ndjson to env.table and commits; the child around it times the call. */
+export async function writeOurs(env: WriteEnv): Promise<WriteOutcome> {
   const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 2 })
   const { endpoint, region, accessKeyId, secretAccessKey } = env.s3
-  const catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${env.s3.bucket}/warehouse`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+  const catalog = new SqlCatalog({ name: env.catalogName, sql: pool, warehouseLocation: `s3://${env.s3.bucket}/warehouse`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
   const [ns, name] = env.table.split('.')
   const compression = await loadZstd()
   const started = performance.now()
   const table = await catalog.loadTable({ namespace: [ns], name })
-  const schema = currentSchema(table.metadata)
-  const rows: Row[] = []
-  const lines = createInterface({ input: createReadStream(env.ndjson), crlfDelay: Infinity })
-  for await (const line of lines) {
-    if (!line) continue
-    const r = toRow(schema, parseLossless(line))
-    if (!r.ok) throw new Error(`row ${rows.length + 1} refused: ${JSON.stringify(r.rejects)}`)
-    rows.push(r.row)
+  const scanner = new Scanner(currentSchema(table.metadata), { formatVersion: 2 })
+  const writer = new PartitionedWriter(table, compression)
+  // The file in chunks of whole lines (as the roller reads batches of at most 16 MiB), each scanned
+  // into column buffers and handed to the writer, which encodes a row group at a time.
+  let carry: Uint8Array = new Uint8Array(0)
+  const scan = (chunk: Uint8Array) => {
+    const out = scanner.scan(chunk)
+    if (out.rejected.length > 0) throw new Error(`rows refused: ${stringifyLossless(out.rejected.slice(0, 3))}`)
+    writer.append(out.columns)
   }
+  for await (const piece of createReadStream(env.ndjson, { highWaterMark: 16 * 1024 * 1024 }) as AsyncIterable<Buffer>) {
+    const bytes = new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength)
+    const cut = bytes.lastIndexOf(0x0a) + 1
+    if (cut === 0) {
+      carry = concat(carry, bytes)
+      continue
+    }
+    scan(concat(carry, bytes.subarray(0, cut)))
+    carry = bytes.slice(cut)
+  }
+  if (carry.length > 0) scan(carry)
   const phases: Record<string, number> = {}
   let mark = started
   const lap = (name: string) => {
@@ -82,78 +98,48 @@ async function ours(env: Env): Promise<Result> {
     phases[name] = (now - mark) / 1000
     mark = now
   }
-  lap('read+parseLossless+toRow')
-  const { bytes, metrics: m } = writeDataFile(schema, rows, { compression })
-  lap('writeDataFile')
-  const filePath = `${table.metadata.location}/data/${crypto.randomUUID()}.parquet`
-  await table.io.write(filePath, bytes)
+  lap('read+scan+encode row groups')
+  const files = writer.finish(crypto.randomUUID())
+  lap('finish')
+  await uploadDataFiles(table, files)
   lap('PUT')
-  await fastAppend(catalog, table, [{
-    filePath, fileFormat: 'PARQUET', partition: {}, recordCount: m.recordCount, fileSizeInBytes: m.fileSizeInBytes,
-    columnSizes: m.columnSizes, valueCounts: m.valueCounts, nullValueCounts: m.nullValueCounts, nanValueCounts: m.nanValueCounts,
-    lowerBounds: m.lowerBounds, upperBounds: m.upperBounds, splitOffsets: m.splitOffsets,
-  }])
-  lap('fastAppend')
-  const seconds = (performance.now() - started) / 1000
+  await appendFiles(catalog, table, files.map((f) => f.dataFile))
+  lap('append')
   await pool.end()
-  return { writer: 'ours (Node)', rows: rows.length, seconds, maxRssMiB: process.resourceUsage().maxRSS / 1024, fileBytes: bytes.length, phases }
+  return { rows: writer.rows, fileBytes: files.reduce((n, f) => n + f.bytes.length, 0), phases }
 }
 
-const PYICEBERG_WRITER = String.raw`
-import argparse, resource, sys, time
-from interop_common import add_connection_args, emit, load_catalog
-import pyarrow as pa, pyarrow.json as pj
-
-p = argparse.ArgumentParser()
-add_connection_args(p)
-p.add_argument("table")
-p.add_argument("ndjson")
-a = p.parse_args()
-catalog = load_catalog(a)
-started = time.perf_counter()
-table = catalog.load_table(a.table)
-schema = pa.schema([("id", pa.int64(), False), ("name", pa.large_string()), ("ts", pa.timestamp("us", tz="UTC"), False)])
-data = pj.read_json(a.ndjson, parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"))
-data = data.cast(schema)  # read_json leaves every field nullable; the table has required ones
-table.append(data)
-seconds = time.perf_counter() - started
-files = list(table.refresh().scan().plan_files())
-emit({"writer": "pyiceberg (pyarrow)", "rows": data.num_rows, "seconds": seconds,
-      "maxRssMiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-      "fileBytes": sum(f.file.file_size_in_bytes for f in files)})
-`
-
-// ---- the orchestrator ----
-
-function runChild(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
-  return new Promise((res, rej) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-    const out: Buffer[] = []
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS)
-    child.stdout.on('data', (b: Buffer) => out.push(b))
-    child.on('error', rej)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      const text = Buffer.concat(out).toString().trim()
-      if (code !== 0) return rej(new Error(`${cmd} ${args[0]} exited with ${code}: ${text}`))
-      try {
-        res(JSON.parse(text.split('\n').at(-1)!))
-      } catch {
-        rej(new Error(`${cmd} printed no result: ${text}`))
-      }
-    })
-  })
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b
+  const out = new Uint8Array(a.length + b.length)
+  out.set(a)
+  out.set(b, a.length)
+  return out
 }
 
-async function generate(path: string, rows: number): Promise<void> {
+// ---- the child process around writeOurs ----------------------------------------------------------
+
+async function child(env: WriteEnv): Promise<void> {
+  const started = performance.now()
+  const out = await writeOurs(env)
+  const seconds = (performance.now() - started) / 1000
+  process.stdout.write(stringifyLossless({ ...out, seconds }) + '\n')
+}
+
+// ---- the orchestrator ----------------------------------------------------------------------------
+
+/** The input file; answers the exact sum of the ids. */
+async function generate(path: string, rows: number): Promise<bigint> {
   const out = createWriteStream(path)
   const base = Date.UTC(2026, 2, 1) * 1000
   const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())))
   let chunk = ''
+  let sum = 0n
   for (let i = 0; i < rows; i++) {
     const micros = base + i * 86_400_001 // one row per ~86.4 s, distinct microseconds
     const ts = new Date(Math.floor(micros / 1000)).toISOString().slice(0, 19) + '.' + String(micros % 1_000_000).padStart(6, '0') + 'Z'
     const id = i % 2 === 0 ? 9223372036854775807n - BigInt(i) : BigInt(i)
+    sum += id
     chunk += `{"id": ${id}, "name": "device-${(i * 7919) % 100_003}-${i % 13 === 0 ? 'ünïcode' : 'ascii'}", "ts": "${ts}"}\n`
     if (chunk.length > 1 << 20) {
       await write(chunk)
@@ -162,70 +148,77 @@ async function generate(path: string, rows: number): Promise<void> {
   }
   await write(chunk)
   await new Promise<void>((r) => out.end(() => r()))
+  return sum
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'lhbox-bench-'))
-  const stops: Array<() => Promise<void>> = []
-  try {
+  const b = startBench('bench:write', 60 * 60_000)
+  await runBench(b, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lhbox-bench-write-'))
+    b.cleanup.add(() => rmSync(dir, { recursive: true, force: true }))
     const python = await ensureVenv()
     const postgres = await startPostgres(dir, await freePort())
-    stops.push(() => postgres.stop())
+    b.cleanup.add(() => postgres.stop())
     await migrateTo(postgres.url)
     const s3 = await startS3rver(dir, await freePort(), 'bench')
-    stops.push(() => s3.child.stop())
+    b.cleanup.add(() => s3.child.stop())
 
     const ndjson = join(dir, 'rows.ndjson')
-    let t = performance.now()
-    await generate(ndjson, ROWS)
-    console.error(`generated ${ROWS.toLocaleString('en')} rows in ${((performance.now() - t) / 1000).toFixed(1)} s`)
+    const t = performance.now()
+    const idSum = await generate(ndjson, ROWS)
+    b.log(`generated ${fmt(ROWS)} rows in ${((performance.now() - t) / 1000).toFixed(1)} s`)
+    const expected: Expected = { rows: ROWS, sums: { id: idSum.toString() } }
 
     const pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
+    b.cleanup.add(() => pool.end())
     const { endpoint, region, accessKeyId, secretAccessKey } = s3.config
     const catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${s3.config.bucket}/warehouse`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
     const fields = [{ id: 1, name: 'id', type: 'long', required: true }, { id: 2, name: 'name', type: 'string', required: false }, { id: 3, name: 'ts', type: 'timestamptz', required: true }]
-    for (const name of ['ours', 'pyiceberg']) await catalog.createTable(['bench'], { name, schema: { fields }, formatVersion: 2 })
+    const catalogArgs = sqlCatalogArgs({ databaseUrl: postgres.url, catalogName: CATALOG, s3: s3.config })
+    const envOf = (table: string): WriteEnv => ({ databaseUrl: postgres.url, catalogName: CATALOG, s3: s3.config, ndjson, table })
+    const tables = (run: number) => ({ ours: `bench.ours_r${run}`, pyiceberg: `bench.pyiceberg_r${run}` })
 
-    const results: Result[] = []
-    const oursEnv: Env = { databaseUrl: postgres.url, s3: s3.config, ndjson, table: 'bench.ours' }
-    t = performance.now()
-    results.push({ ...(await runChild(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(oursEnv)], {})) })
-    const oursWall = (performance.now() - t) / 1000
-
-    const script = join(dir, 'pyiceberg_writer.py')
-    writeFileSync(script, PYICEBERG_WRITER)
-    const s3args = ['--s3-endpoint', endpoint, '--s3-access-key-id', accessKeyId, '--s3-secret-access-key', secretAccessKey, '--s3-region', region]
-    t = performance.now()
-    results.push(await runChild(python, [script, '--sql-uri', postgres.url, '--catalog-name', CATALOG, ...s3args, 'bench.pyiceberg', ndjson], { PYTHONPATH: INTEROP_DIR }))
-    const pyWall = (performance.now() - t) / 1000
-
-    // both tables hold every row
-    for (const name of ['ours', 'pyiceberg']) {
-      const loaded = await catalog.loadTable({ namespace: ['bench'], name })
-      const total = loaded.metadata.snapshots.at(-1)?.summary['total-records']
-      if (total !== String(ROWS)) throw new Error(`bench.${name}: total-records ${total}, expected ${ROWS}`)
-    }
-    await pool.end()
-
-    const [a, b] = results
-    const rate = (r: Result) => r.rows / r.seconds
-    const line = (r: Result, wall: number) =>
-      `${r.writer.padEnd(22)} ${Math.round(rate(r)).toLocaleString('en').padStart(10)} rows/s  ${r.seconds.toFixed(2).padStart(7)} s  (process ${wall.toFixed(2)} s)  peak RSS ${Math.round(r.maxRssMiB).toLocaleString('en').padStart(6)} MiB  file ${((r.fileBytes ?? 0) / 2 ** 20).toFixed(1)} MiB`
-    console.log(`bench:write — ${ROWS.toLocaleString('en')} rows {long, string, timestamptz}, NDJSON → committed append (SQL catalog, s3rver, loopback)`)
-    console.log(line(a, oursWall))
-    console.log(line(b, pyWall))
-    console.log(`ours by step: ${Object.entries(a.phases ?? {}).map(([k, v]) => `${k} ${v.toFixed(2)} s`).join(', ')}`)
-    console.log(`ratio ours/pyiceberg: ${(rate(a) / rate(b)).toFixed(2)}x rows/s; peak RSS ${(a.maxRssMiB / b.maxRssMiB).toFixed(2)}x`)
-  } finally {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined)
-    rmSync(dir, { recursive: true, force: true })
-  }
+    const results = await sideBySide(b, {
+      catalogArgs,
+      prepare: async (run) => {
+        for (const t of Object.values(tables(run))) await catalog.createTable(['bench'], { name: t.split('.')[1], schema: { fields }, formatVersion: 2 })
+        return tables(run)
+      },
+      ours: {
+        name: 'ours (Node)',
+        run: async (t) => {
+          const m = await measured(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(envOf(t.ours))], { timeoutMs: CHILD_TIMEOUT_MS, what: 'ours (Node child)' })
+          const out = lastJson(m.stdout, 'ours (Node child)')
+          if (num(out.rows) !== ROWS) throw new Error(`ours wrote ${out.rows} rows, expected ${ROWS}`)
+          const extra: Record<string, number> = { 'file MiB': num(out.fileBytes ?? NaN) / 2 ** 20 }
+          for (const [k, v] of Object.entries((out.phases ?? {}) as Record<string, unknown>)) extra[`${k} s`] = num(v)
+          return { workSeconds: num(out.seconds), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra }
+        },
+        check: (t) => ({ side: 'ours', table: t.ours, expected }),
+      },
+      baseline: {
+        name: 'pyiceberg (pyarrow)',
+        run: async (t) => {
+          const m = await measured(python, [join(BENCH_DIR, 'pyiceberg_write.py'), ...catalogArgs, t.pyiceberg, ndjson], { timeoutMs: CHILD_TIMEOUT_MS, what: 'pyiceberg_write.py', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } })
+          const out = lastJson(m.stdout, 'pyiceberg_write.py')
+          if (num(out.rows) !== ROWS) throw new Error(`pyiceberg wrote ${out.rows} rows, expected ${ROWS}`)
+          return { workSeconds: num(out.seconds), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra: { 'file MiB': num(out.file_bytes) / 2 ** 20, 'catalog (untimed) s': num(out.connect_seconds) } }
+        },
+        check: (t) => ({ side: 'pyiceberg', table: t.pyiceberg, expected }),
+      },
+    })
+    printSummary(b, {
+      title: [`bench:write — ${fmt(ROWS)} rows {long, string, timestamptz}, one NDJSON file → one committed append (SQL catalog, s3rver, loopback)`],
+      rows: ROWS,
+      names: { ours: 'ours (Node)', baseline: 'pyiceberg (pyarrow)' },
+      results,
+    })
+  })
 }
 
-const childAt = process.argv.indexOf('--child')
-if (childAt >= 0) {
-  const result = await ours(JSON.parse(process.argv[childAt + 1]) as Env)
-  process.stdout.write(JSON.stringify(result) + '\n')
-} else {
-  await main()
+// Run as a script only (the new writer's tests may import writeOurs from here).
+if (process.argv[1] && resolve(process.argv[1]) === SELF) {
+  const childAt = process.argv.indexOf('--child')
+  if (childAt >= 0) await child(JSON.parse(process.argv[childAt + 1]) as WriteEnv)
+  else await main()
 }

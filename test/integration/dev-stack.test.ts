@@ -2,13 +2,37 @@
 // SIGTERM leaves no process behind, and a restart keeps the data and the key.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createConnection } from 'node:net'
+import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 const dir = mkdtempSync(join(tmpdir(), 'lhbox-devstack-'))
-const basePort = 20000 + Math.floor(Math.random() * 20000)
+let basePort = 0
+
+/** Whether a loopback port can be bound now. */
+const bindable = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const srv = createServer()
+    srv.once('error', () => resolve(false))
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
+  })
+
+/**
+ * Seven free ports in a row, below the kernel's ephemeral range: no client socket and no other
+ * test's free port (the OS picks those from that range) can take one while the stack starts.
+ */
+async function freeRunBelowEphemeral(): Promise<number> {
+  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number)
+  const top = Math.min(low, 32768) - 7
+  for (let tries = 0; tries < 200; tries++) {
+    const base = 10000 + Math.floor(Math.random() * (top - 10000))
+    let free = true
+    for (let offset = 0; offset <= 6 && free; offset++) free = await bindable(base + offset)
+    if (free) return base
+  }
+  throw new Error('no run of 7 free loopback ports below the ephemeral range')
+}
 
 function startDev(): { proc: ChildProcess; ready: Promise<string> } {
   // Its own process group, signalled as a terminal's Ctrl-C or a supervisor's stop signals it.
@@ -61,6 +85,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('npm run dev', () => {
   it('starts, serves, stops cleanly and restarts with the same data and key', async () => {
+    basePort = await freeRunBelowEphemeral()
     const first = startDev()
     const out = await first.ready
     const env = readEnv()

@@ -2,8 +2,10 @@
 // stack's Postgres, data in versitygw) — v2 and v3, unpartitioned, day(ts) and hour(ts) — holding one
 // column of every writable type, are read back by PyIceberg's SqlCatalog and DuckDB's iceberg_scan.
 // Rows go the roller's way: NDJSON text → parseLossless → toRow → writeDataFile(zstd), one file per
-// partition (partitionRecord), one fastAppend. The expected output is built from the input JSON alone,
-// in interop_common.py's encoding, without our library.
+// partition (partitionRecord), one fastAppend. Every case runs twice: through the row writer
+// (writeDataFile) and through the column writer (ColumnFileWriter, fed column buffers built from the
+// same rows: flat buffers for primitives, Values for nested and geometry columns). The expected
+// output is built from the input JSON alone, in interop_common.py's encoding, without our library.
 //
 // What the readers cannot do (asserted, so a fix upstream shows up here):
 // - PyIceberg 0.12 refuses a geometry column (ResolveError "Cannot promote an binary to geometry");
@@ -23,12 +25,14 @@ import { isLosslessNumber, parseLossless } from '../../iceberg/json.ts'
 import type { DataFile } from '../../iceberg/manifest.ts'
 import { currentSchema, defaultSpec } from '../../iceberg/metadata.ts'
 import { writeDataFile } from '../../iceberg/parquet.ts'
+import { ColumnFileWriter } from '../../iceberg/parquet/write.ts'
 import { bindSpec, partitionPath, partitionRecord } from '../../iceberg/partition.ts'
 import type { IcebergType, NestedField, Row } from '../../iceberg/types.ts'
 import { toRow } from '../../iceberg/values.ts'
 import { loadZstd } from '../../iceberg/zstd.ts'
 import { ensureVenv, PythonError, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { stack } from '../support/stack.ts'
+import { rowsToBatch } from '../unit/iceberg/column-batch.ts'
 
 const CATALOG = 'interop'
 const NS = `types_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`
@@ -144,7 +148,9 @@ let catalog: SqlCatalog
 const s3 = () => stack().gateway
 const catalogArgs = () => sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: CATALOG, s3: s3() })
 
-async function writeTable(name: string, version: 2 | 3, fields: NestedField[], transform?: 'day' | 'hour'): Promise<Written> {
+type Writer = 'rows' | 'columns'
+
+async function writeTable(name: string, version: 2 | 3, fields: NestedField[], transform?: 'day' | 'hour', writer: Writer = 'rows'): Promise<Written> {
   const created = await catalog.createTable([NS], { name, schema: { fields }, formatVersion: version, partition: transform ? [{ source: 'ts', transform }] : [] })
   const schema = currentSchema(created.metadata)
   const bound = bindSpec(defaultSpec(created.metadata), schema)
@@ -162,7 +168,7 @@ async function writeTable(name: string, version: 2 | 3, fields: NestedField[], t
   const zstd = await loadZstd()
   const files: Written['files'] = []
   for (const [key, g] of groups) {
-    const { bytes, metrics: m } = writeDataFile(schema, g.rows, { compression: zstd })
+    const { bytes, metrics: m } = writer === 'rows' ? writeDataFile(schema, g.rows, { compression: zstd }) : writeColumns(schema, g.rows, zstd)
     const filePath = `${created.metadata.location}/data/${key ? `${key}/` : ''}${crypto.randomUUID()}.parquet`
     await created.io.write(filePath, bytes)
     files.push({
@@ -176,6 +182,15 @@ async function writeTable(name: string, version: 2 | 3, fields: NestedField[], t
   const walk = (fs: NestedField[], prefix: string) => fs.forEach((x) => (fieldIds.set(prefix + x.name, x.id), typeof x.type !== 'string' && x.type.type === 'struct' && walk(x.type.fields, `${prefix}${x.name}.`)))
   walk(schema.fields, '')
   return { table: `${NS}.${name}`, metadataLocation: table.metadataLocation, snapshotId, files, fieldIds }
+}
+
+/** The same rows through ColumnFileWriter: two batches in one row group, then a row group of the rest. */
+function writeColumns(schema: ReturnType<typeof currentSchema>, rows: Row[], compression: Awaited<ReturnType<typeof loadZstd>>) {
+  const w = new ColumnFileWriter(schema, { compression })
+  const cut = Math.ceil(rows.length / 2)
+  w.writeRowGroup([rowsToBatch(schema, rows.slice(0, 1)), rowsToBatch(schema, rows.slice(1, cut))])
+  w.writeRowGroup([rowsToBatch(schema, rows.slice(cut))])
+  return w.finish()
 }
 
 const pairs = (m: Map<number, number> | null | undefined) => [...(m ?? new Map()).entries()].sort((a, b) => a[0] - b[0]).map(([k, v]) => [BigInt(k), BigInt(v)])
@@ -198,12 +213,12 @@ afterAll(async () => {
   await pool?.end()
 })
 
-const cases: Array<[string, 2 | 3, 'day' | 'hour' | undefined, number]> = [
-  ['v2 unpartitioned', 2, undefined, 1], ['v2 day(ts)', 2, 'day', 3], ['v2 hour(ts)', 2, 'hour', 5],
-  ['v3 unpartitioned', 3, undefined, 1], ['v3 day(ts)', 3, 'day', 3], ['v3 hour(ts)', 3, 'hour', 5],
-]
+const cases: Array<[string, 2 | 3, 'day' | 'hour' | undefined, number, Writer]> = (['rows', 'columns'] as const).flatMap((writer) => [
+  [`v2 unpartitioned (${writer})`, 2, undefined, 1, writer], [`v2 day(ts) (${writer})`, 2, 'day', 3, writer], [`v2 hour(ts) (${writer})`, 2, 'hour', 5, writer],
+  [`v3 unpartitioned (${writer})`, 3, undefined, 1, writer], [`v3 day(ts) (${writer})`, 3, 'day', 3, writer], [`v3 hour(ts) (${writer})`, 3, 'hour', 5, writer],
+] as Array<[string, 2 | 3, 'day' | 'hour' | undefined, number, Writer]>)
 
-describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (label, version, transform, fileCount) => {
+describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (label, version, transform, fileCount, writer) => {
   const fields = version === 3 ? V3_FIELDS : V2_FIELDS
   const expected = expectedRows(fields)
   const noGeo = fields.filter((x) => x.name !== 'geo').flatMap((x) => ['--select', x.name])
@@ -211,7 +226,7 @@ describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (l
   let w: Written
 
   it('our writer commits one data file per partition', async () => {
-    w = await writeTable(label.replace(/[^a-z0-9]+/g, '_'), version, fields, transform)
+    w = await writeTable(label.replace(/[^a-z0-9]+/g, '_'), version, fields, transform, writer)
     expect(w.files).toHaveLength(fileCount)
     expect(w.files.flatMap((x) => x.ids).sort()).toEqual([1n, 2n, 3n, 4n, 5n])
   })
@@ -323,9 +338,9 @@ describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (l
 })
 
 describe('v3 types DuckDB 1.5.5 cannot read: timestamptz_ns and unknown', () => {
-  it.each([['tsnz', 'timestamptz_ns'], ['unk', 'unknown']] as const)('%s: PyIceberg reads it exactly, DuckDB refuses the table', async (name, type) => {
+  it.each([['tsnz', 'timestamptz_ns', 'rows'], ['unk', 'unknown', 'rows'], ['tsnz', 'timestamptz_ns', 'columns'], ['unk', 'unknown', 'columns']] as const)('%s (%s), %s writer: PyIceberg reads it exactly, DuckDB refuses the table', async (name, type, writer) => {
     const fields = [V2_FIELDS[0], V2_FIELDS[11], f(name, type)]
-    const w = await writeTable(`only_${name}`, 3, fields)
+    const w = await writeTable(`only_${name}_${writer}`, 3, fields, undefined, writer)
     const out = toExact(await runPython('pyiceberg_scan.py', [...catalogArgs(), w.table, '--order-by', 'id', '--no-files']))
     const expected = expectedRows(fields)
     expect(out.rows).toEqual(expected)

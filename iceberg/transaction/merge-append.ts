@@ -1,0 +1,29 @@
+// The append every writer of ours uses: a fast append whose manifests are merged as Java's MergeAppend
+// merges them (manifest-merge.ts), so the manifest list stops growing by one per commit. With
+// `commit.manifest-merge.enabled=false` it is exactly fastAppend. The snapshot is the same either
+// way (`operation: append`, the same summary); only the manifest list differs.
+
+import { CommitStateUnknown, type Catalog, type LoadedTable } from '../catalog/index.ts'
+import { appendWith, type AppendOptions, type AppendResult } from '../commit.ts'
+import type { DataFile } from '../manifest.ts'
+import { ManifestMerger } from './manifest-merge.ts'
+
+export { mergeSettings, MANIFEST_MERGE_ENABLED, MANIFEST_MIN_MERGE_COUNT, MANIFEST_TARGET_SIZE_BYTES } from './manifest-merge.ts'
+
+/**
+ * Appends `files` in one snapshot, merging small manifests per the table's properties (read on
+ * each attempt's base). Merged manifests no commit used are deleted afterwards, except when the
+ * outcome is unknown (one of them may be committed).
+ */
+export async function appendFiles(catalog: Catalog, table: LoadedTable, files: DataFile[], opts: AppendOptions = {}): Promise<AppendResult> {
+  const commitUuid = opts.commitUuid ?? crypto.randomUUID()
+  const merger = new ManifestMerger(commitUuid)
+  try {
+    const result = await appendWith(catalog, table, files, { ...opts, commitUuid }, (input) => merger.manifests(input))
+    await merger.cleanUncommitted(table.io, true)
+    return result
+  } catch (err) {
+    if (!(err instanceof CommitStateUnknown)) await merger.cleanUncommitted(table.io, false)
+    throw err
+  }
+}

@@ -1,0 +1,62 @@
+// An in-memory FileIO and Catalog for unit tests of commits (the same shape as expire.test.ts's):
+// requirements are checked as a catalog would, so a stale base gets a CommitConflict.
+import { CommitConflict, type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier } from '../../../iceberg/catalog/index.ts'
+import { FileNotFound, type FileIO } from '../../../iceberg/io/file-io.ts'
+import { newTableMetadata, serializeMetadata } from '../../../iceberg/metadata.ts'
+import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../../../iceberg/updates.ts'
+
+export const LOC = 's3://bucket/wh/ns/t'
+
+export class MemoryIO implements FileIO {
+  files = new Map<string, { bytes: Uint8Array; at: number }>()
+  clock = 1_000_000
+  reads = 0
+  async read(location: string) {
+    const f = this.files.get(location)
+    if (!f) throw new FileNotFound(location)
+    this.reads++
+    return f.bytes
+  }
+  async write(location: string, bytes: Uint8Array | string) {
+    this.files.set(location, { bytes: typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytes, at: this.clock++ })
+  }
+  async delete(locations: string[]) {
+    for (const l of locations) this.files.delete(l)
+  }
+}
+
+export class MemoryCatalog implements Catalog {
+  readonly name = 'mem'
+  current!: LoadedTable
+  commits = 0
+  conflicts = 0
+  /** Runs once before the next commit is checked (a racing writer). */
+  beforeCommit: (() => Promise<void>) | undefined
+  constructor(readonly io: MemoryIO) {}
+  async listNamespaces() { return [['ns']] }
+  async ensureNamespace() {}
+  async listTables() { return [this.current.identifier] }
+  async loadTable(_id: TableIdentifier) { return this.current }
+  async createTable(namespace: string[], req: CreateTableRequest) {
+    const metadata = newTableMetadata({ location: LOC, schema: req.schema, partitionFields: req.partition, formatVersion: req.formatVersion ?? 2, properties: req.properties })
+    const metadataLocation = `${LOC}/metadata/00000.metadata.json`
+    await this.io.write(metadataLocation, serializeMetadata(metadata))
+    this.current = { identifier: { namespace, name: req.name }, metadataLocation, metadata, io: this.io }
+    return this.current
+  }
+  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[]) {
+    const race = this.beforeCommit
+    this.beforeCommit = undefined
+    if (race) await race()
+    const failure = requirementFailure(this.current.metadata, requirements)
+    if (failure) {
+      this.conflicts++
+      throw new CommitConflict(failure)
+    }
+    const metadata = applyUpdates(this.current.metadata, updates, { previousMetadataLocation: this.current.metadataLocation })
+    const metadataLocation = `${LOC}/metadata/${String(++this.commits).padStart(5, '0')}.metadata.json`
+    await this.io.write(metadataLocation, serializeMetadata(metadata))
+    this.current = { identifier: table.identifier, metadataLocation, metadata, io: this.io }
+    return this.current
+  }
+}
