@@ -156,6 +156,14 @@ function normalizeSnapshot(s: Obj): void {
 
 // ---------- parse / serialize ----------
 
+/** Parses one schema's JSON text (as stringifyLossless writes it), ids as numbers, defaults exact. */
+export function parseSchema(text: string): Schema {
+  const s = parseLossless(text) as Obj
+  if (typeof s !== 'object' || s === null || Array.isArray(s)) throw new MetadataError('a schema must be a JSON object')
+  normalizeSchema(s)
+  return s as unknown as Schema
+}
+
 /** Parses metadata.json text. v1 metadata gains the v2 list fields (`schemas`, `partition-specs`) it implies. */
 export function parseMetadata(text: string): TableMetadata {
   const m = parseLossless(text) as Obj

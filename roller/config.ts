@@ -1,5 +1,5 @@
 // The roller's configuration, from the environment (README "Roller").
-import { hostname } from 'node:os'
+import { availableParallelism, hostname } from 'node:os'
 
 export interface RollerConfig {
   /** The edge's base URL (its /internal routes). */
@@ -22,6 +22,8 @@ export interface RollerConfig {
   maintenance: { everyHours: number; retainSnapshots: number; targetFileSizeBytes: number; orphanOlderThanMs: number }
   /** A keyed roll's limit on rewritten data files (spec: 256 MiB); lowered in tests. */
   maxRewriteBytes: number
+  /** Threads that scan batches beside the main thread; 0 scans on the main thread. */
+  scanThreads: number
   /** Commit retries after a conflict (the spec: 5 attempts, 0.5–8 s backoff). */
   retry: { attempts: number; minBackoffMs: number; maxBackoffMs: number }
 }
@@ -46,6 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     leaseSeconds: Number(env.LHBOX_ROLLER_LEASE_SECONDS ?? 300),
     metricsPort: Number(env.LHBOX_ROLLER_PORT ?? 0),
     maxRewriteBytes: Number(env.LHBOX_UPSERT_MAX_REWRITE_BYTES ?? 256 * 1024 * 1024),
+    scanThreads: Number(env.LHBOX_ROLLER_SCAN_THREADS ?? availableParallelism()),
     maintenance: {
       everyHours: Number(env.LHBOX_MAINTENANCE_HOURS ?? 6),
       retainSnapshots: Number(env.LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS ?? 20),

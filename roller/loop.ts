@@ -9,6 +9,7 @@ import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
 import { maintainTable } from './maintain.ts'
 import { roll } from './roll.ts'
+import { ScanPool } from './scan-pool.ts'
 
 export interface Roller {
   tick(opts?: { force?: boolean; sink?: string }): Promise<{ rolled: number; failed: number }>
@@ -21,6 +22,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   const api = new EdgeApi(config)
   const warehouses = new Warehouses(config)
   const compression = loadZstd()
+  const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
 
   async function rollOne(sink: SinkView): Promise<boolean> {
     const rollId = `roll-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
@@ -35,6 +37,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         catalog: warehouses.catalog(sink),
         bucket: warehouses.bucket(sink),
         compression: await compression,
+        scanPool,
         retry: config.retry,
         maxRewriteBytes: config.maxRewriteBytes,
         log: slog,
@@ -96,6 +99,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       }
       return { maintained, failed }
     },
-    close: () => warehouses.close(),
+    close: async () => {
+      await scanPool?.close()
+      await warehouses.close()
+    },
   }
 }

@@ -14,6 +14,7 @@ import { consumedRecords, recheckFor, storedBefore } from './recovery.ts'
 import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
 import { BatchChecker, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { inParallel, prefetch } from './pipeline.ts'
+import type { ScanPool } from './scan-pool.ts'
 import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
 import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
@@ -29,6 +30,8 @@ export interface RollContext {
   catalog: Catalog
   bucket: S3Client
   compression: Compression
+  /** Threads that scan the batches; none: they are scanned on this thread. */
+  scanPool?: ScanPool | null
   retry?: RetryPolicy
   log: Logger
   /** A step boundary (tests kill the roller here). */
@@ -185,7 +188,7 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
     if (problem) throw new UpsertRefused(problem.reason, problem.message)
   }
   const validated: Validated = { batches: [], writer, keyed: sink.key ? new KeyedRows(sink.key) : null, refused: null }
-  const checker = new BatchChecker(schema, formatVersion, sink.key)
+  const checker = new BatchChecker(schema, formatVersion, sink.key, ctx.scanPool)
   for await (const batch of prefetch(pending, READ_AHEAD, (p) => checker.check(ctx.bucket, p))) {
     if (!batch) continue // consumed by another roller meanwhile
     if (batch.rejectLines.length > 0) await writeRejects(ctx.bucket, sink.id, batch.batchId, batch.rejectLines)

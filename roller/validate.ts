@@ -1,14 +1,15 @@
 // One batch, row by row: each stored line checked against the table's schema, __ingest_ts stamped from
 // the batch's arrival, and the reject lines collected. An append sink's rows go straight into column
 // buffers (iceberg/ingest/scan.ts); a keyed sink's stay rows, since the latest per key is chosen by row.
-import { BatchUnreadable, Scanner } from '../iceberg/ingest/scan.ts'
+import { BatchUnreadable, Scanner, type ScannedBatch } from '../iceberg/ingest/scan.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
 import { parseLossless } from '../iceberg/json.ts'
 import type { ColumnBatch } from '../iceberg/parquet/columns.ts'
-import type { Row, Schema } from '../iceberg/types.ts'
+import type { Row, Schema, Value } from '../iceberg/types.ts'
 import { toRow } from '../iceberg/values.ts'
 import { receivedMicros } from './intake.ts'
 import { rejectLine, wholeBatchLine, type RowReject, type WholeBatchReason } from './rejects.ts'
+import type { ScanPool } from './scan-pool.ts'
 
 export const INGEST_TS = '__ingest_ts'
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
@@ -35,11 +36,20 @@ export interface CheckedBatch {
 
 /** How a roll checks its batches: compiled once per roll from the table's current schema. */
 export class BatchChecker {
-  private readonly scanner: Scanner | null
+  private readonly scan: ((body: Uint8Array, constants: Record<string, Value>) => Promise<ScannedBatch>) | null
 
-  /** `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null). */
-  constructor(private readonly schema: Schema, private readonly formatVersion: 2 | 3, private readonly key: string[] | null = null) {
-    this.scanner = key ? null : new Scanner(schema, { formatVersion, constants: [INGEST_TS] })
+  /**
+   * `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null).
+   * `pool`: threads to scan on (an append sink's batches); none scans on this thread.
+   */
+  constructor(private readonly schema: Schema, private readonly formatVersion: 2 | 3, private readonly key: string[] | null = null, pool: ScanPool | null = null) {
+    const opts = { formatVersion, constants: [INGEST_TS] }
+    if (key) this.scan = null
+    else if (pool) this.scan = (body, constants) => pool.scan(schema, opts, body, constants)
+    else {
+      const scanner = new Scanner(schema, opts)
+      this.scan = async (body, constants) => scanner.scan(body, constants)
+    }
   }
 
   /** Null when the object is gone (another roller consumed it meanwhile). */
@@ -58,8 +68,8 @@ export class BatchChecker {
     const elementIndex = elementIndexes(got.head.metadata)
     const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: 0, rejectLines: [] }
     try {
-      if (this.scanner) {
-        const scanned = this.scanner.scan(got.body, { [INGEST_TS]: received })
+      if (this.scan) {
+        const scanned = await this.scan(got.body, { [INGEST_TS]: received })
         checked.columns = scanned.columns
         checked.rows = scanned.columns.rows
         for (const r of scanned.rejected) {

@@ -6,7 +6,8 @@
 // all of them to two fresh unpartitioned v2 tables of the SQL catalog, each writer in its own child
 // process, the order of the two alternated between runs:
 //   ours:      `writeOurs` below, in a Node child: NDJSON in 16 MiB chunks of whole lines → the ingest
-//              scanner (column buffers) → PartitionedWriter (row groups, zstd) → PUT → append, committed
+//              scanner on the roller's scan threads (column buffers) → PartitionedWriter (row groups,
+//              zstd) → PUT → append, committed (LHBOX_ROLLER_SCAN_THREADS=0: one thread)
 //   pyiceberg: test/bench/pyiceberg_write.py — pyarrow.json.read_json (explicit schema) → table.append
 // Work time: ours = the whole writeOurs call; pyiceberg = from its constructed catalog (SqlCatalog
 // checks its tables when made: untimed, printed apart) to the committed snapshot; start-up and imports
@@ -16,7 +17,7 @@
 //
 //   BENCH_ROWS=200000 BENCH_RUNS=3 npm run bench:write     (fewer rows for a quick look)
 import { createReadStream, createWriteStream, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
@@ -30,7 +31,8 @@ import { S3FileIO } from '../../iceberg/io/file-io.ts'
 import type { S3Config } from '../../iceberg/io/s3.ts'
 import { stringifyLossless } from '../../iceberg/json.ts'
 import { currentSchema } from '../../iceberg/metadata.ts'
-import { Scanner } from '../../iceberg/ingest/scan.ts'
+import { Scanner, type ScannedBatch } from '../../iceberg/ingest/scan.ts'
+import { ScanPool } from '../../roller/scan-pool.ts'
 import { PartitionedWriter, uploadDataFiles } from '../../iceberg/writer/partitioned.ts'
 import { loadZstd } from '../../iceberg/zstd.ts'
 import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
@@ -70,16 +72,27 @@ export async function writeOurs(env: WriteEnv): Promise<WriteOutcome> {
   const compression = await loadZstd()
   const started = performance.now()
   const table = await catalog.loadTable({ namespace: [ns], name })
-  const scanner = new Scanner(currentSchema(table.metadata), { formatVersion: 2 })
+  const schema = currentSchema(table.metadata)
   const writer = new PartitionedWriter(table, compression)
   // The file in chunks of whole lines (as the roller reads batches of at most 16 MiB), each scanned
-  // into column buffers and handed to the writer, which encodes a row group at a time.
-  let carry: Uint8Array = new Uint8Array(0)
-  const scan = (chunk: Uint8Array) => {
-    const out = scanner.scan(chunk)
-    if (out.rejected.length > 0) throw new Error(`rows refused: ${stringifyLossless(out.rejected.slice(0, 3))}`)
-    writer.append(out.columns)
+  // into column buffers on the roller's scan threads and handed to the writer in order, which encodes
+  // a row group at a time while the next chunks are scanned.
+  const config = { threads: Number(process.env.LHBOX_ROLLER_SCAN_THREADS ?? availableParallelism()) }
+  const scanPool = config.threads > 0 ? new ScanPool(config.threads) : null
+  const scanner = new Scanner(schema, { formatVersion: 2 })
+  const inflight: Promise<ScannedBatch>[] = []
+  const drain = async (keep: number) => {
+    while (inflight.length > keep) {
+      const out = await inflight.shift()!
+      if (out.rejected.length > 0) throw new Error(`rows refused: ${stringifyLossless(out.rejected.slice(0, 3))}`)
+      writer.append(out.columns)
+    }
   }
+  const scan = async (chunk: Uint8Array) => {
+    inflight.push(scanPool ? scanPool.scan(schema, { formatVersion: 2 }, chunk, {}) : Promise.resolve(scanner.scan(chunk)))
+    await drain(2 * (scanPool?.size ?? 0))
+  }
+  let carry: Uint8Array = new Uint8Array(0)
   for await (const piece of createReadStream(env.ndjson, { highWaterMark: 16 * 1024 * 1024 }) as AsyncIterable<Buffer>) {
     const bytes = new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength)
     const cut = bytes.lastIndexOf(0x0a) + 1
@@ -87,10 +100,12 @@ export async function writeOurs(env: WriteEnv): Promise<WriteOutcome> {
       carry = concat(carry, bytes)
       continue
     }
-    scan(concat(carry, bytes.subarray(0, cut)))
+    await scan(concat(carry, bytes.subarray(0, cut)))
     carry = bytes.slice(cut)
   }
-  if (carry.length > 0) scan(carry)
+  if (carry.length > 0) await scan(carry)
+  await drain(0)
+  await scanPool?.close()
   const phases: Record<string, number> = {}
   let mark = started
   const lap = (name: string) => {
