@@ -80,13 +80,20 @@ export class SqlCatalog implements Catalog {
   }
 
   async loadTable(id: TableIdentifier): Promise<LoadedTable> {
+    return this.loadAt(id, await this.currentLocation(id))
+  }
+
+  private async currentLocation(id: TableIdentifier): Promise<string> {
     const { rows } = await this.opts.sql.query(
       `select metadata_location from iceberg_tables where catalog_name = $1 and table_namespace = $2 and table_name = $3
        and (iceberg_type = 'TABLE' or iceberg_type is null)`,
       [this.name, ns(id.namespace), id.name],
     )
     if (rows.length === 0 || !rows[0].metadata_location) throw new NoSuchTable(`table ${ns(id.namespace)}.${id.name} does not exist`)
-    const metadataLocation = String(rows[0].metadata_location)
+    return String(rows[0].metadata_location)
+  }
+
+  private async loadAt(id: TableIdentifier, metadataLocation: string): Promise<LoadedTable> {
     const text = new TextDecoder().decode(await this.opts.io.read(metadataLocation))
     return { identifier: id, metadataLocation, metadata: parseMetadata(text), io: this.opts.io }
   }
@@ -119,8 +126,11 @@ export class SqlCatalog implements Catalog {
   }
 
   async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[]): Promise<LoadedTable> {
-    // Requirements are checked against the catalog's current metadata, as a REST server does.
-    const current = await this.loadTable(table.identifier)
+    // Requirements are checked against the catalog's current metadata, as a REST server does. A
+    // metadata file never changes, so when the caller's is still current it is not read again
+    // (parsing a table's whole history on every commit made commits slower as snapshots piled up).
+    const location = await this.currentLocation(table.identifier)
+    const current = location === table.metadataLocation ? table : await this.loadAt(table.identifier, location)
     const failure = requirementFailure(current.metadata, requirements)
     if (failure) throw new CommitConflict(`${ns(table.identifier.namespace)}.${table.identifier.name}: ${failure}`)
     let next: TableMetadata
@@ -129,14 +139,14 @@ export class SqlCatalog implements Catalog {
     } catch (err) {
       throw new CatalogError(`cannot apply the updates: ${(err as Error).message}`)
     }
-    const location = metadataFileLocation(next.location, metadataVersion(current.metadataLocation) + 1)
-    await this.opts.io.write(location, serializeMetadata(next), 'application/json')
+    const nextLocation = metadataFileLocation(next.location, metadataVersion(current.metadataLocation) + 1)
+    await this.opts.io.write(nextLocation, serializeMetadata(next), 'application/json')
     let swapped: number | null
     try {
       const res = await this.opts.sql.query(
         `update iceberg_tables set metadata_location = $4, previous_metadata_location = $5
          where catalog_name = $1 and table_namespace = $2 and table_name = $3 and metadata_location = $5`,
-        [this.name, ns(table.identifier.namespace), table.identifier.name, location, current.metadataLocation],
+        [this.name, ns(table.identifier.namespace), table.identifier.name, nextLocation, current.metadataLocation],
       )
       swapped = res.rowCount
     } catch (err) {
@@ -144,11 +154,11 @@ export class SqlCatalog implements Catalog {
       throw new CommitStateUnknown(`commit of ${table.identifier.name} unknown: ${(err as Error).message}`)
     }
     if (swapped !== 1) {
-      await this.opts.io.delete([location]).catch(() => undefined)
+      await this.opts.io.delete([nextLocation]).catch(() => undefined)
       throw new CommitConflict(`${ns(table.identifier.namespace)}.${table.identifier.name} changed during the commit`)
     }
     await this.deleteExpiredMetadata(current.metadata, next)
-    return { identifier: table.identifier, metadataLocation: location, metadata: next, io: this.opts.io }
+    return { identifier: table.identifier, metadataLocation: nextLocation, metadata: next, io: this.opts.io }
   }
 
   /** write.metadata.delete-after-commit.enabled: drop metadata files that fell out of metadata-log. */

@@ -131,7 +131,9 @@ export class ManifestMerger {
     const groups = new Map<number, ManifestFile[]>()
     for (const m of [input.added, ...input.parent]) {
       if (m.content !== 0) continue
-      groups.set(m.partitionSpecId, [...(groups.get(m.partitionSpecId) ?? []), m])
+      const group = groups.get(m.partitionSpecId)
+      if (group) group.push(m)
+      else groups.set(m.partitionSpecId, [m])
     }
     const out: ManifestFile[] = []
     for (const specId of [...groups.keys()].sort((a, b) => b - a)) {
