@@ -198,3 +198,14 @@ export function isBlank(buf: Uint8Array, start: number, end: number): boolean {
   }
   return true
 }
+
+const INT64_LIMIT = new TextEncoder().encode('9223372036854775808') // 2^63
+
+/** Whether 19 digits at `at` fit a long: below 2^63, or equal to it when negative. */
+export function withinInt64(buf: Uint8Array, at: number, negative: boolean): boolean {
+  for (let k = 0; k < 19; k++) {
+    const d = buf[at + k]
+    if (d !== INT64_LIMIT[k]) return d < INT64_LIMIT[k]
+  }
+  return negative
+}
