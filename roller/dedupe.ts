@@ -5,6 +5,8 @@ import { CommitConflict, type Catalog } from '../iceberg/catalog/index.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../iceberg/metadata.ts'
 import type { Compression } from '../iceberg/parquet.ts'
 import { readDataFile } from '../iceberg/parquet-read.ts'
+import { dropRows } from '../iceberg/parquet/drop-rows.ts'
+import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
 import { readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry } from '../iceberg/rewrite.ts'
 import type { Row } from '../iceberg/types.ts'
 import type { SinkView } from './api.ts'
@@ -89,9 +91,17 @@ export async function dedupeTable(sink: SinkView, catalog: Catalog, opts: Dedupe
         dropped.push(entry)
         continue
       }
-      const kept = (await readDataFile(await table.io.read(entry.entry.dataFile.filePath), schema)).filter((_r: Row, i: number) => !losers[file].has(i))
+      // Column buffers, the losers dropped in place: no row objects for the rows kept (as a keyed roll).
+      let n = Number(entry.entry.dataFile.recordCount)
+      for (const i of losers[file]) n = Math.max(n, i + 1)
+      const drop = new Uint8Array(n)
+      for (const i of losers[file]) drop[i] = 1
       const w = new PartitionedWriter(table, opts.compression)
-      w.appendRows(kept)
+      let at = 0
+      for await (const batch of readColumnGroups(await table.io.read(entry.entry.dataFile.filePath), schema)) {
+        w.append(dropRows(batch, drop, at))
+        at += batch.rows
+      }
       const out = w.finish(`${opts.rollId}-dedupe-${crypto.randomUUID()}`)
       await uploadDataFiles(table, out)
       added.push(...out)

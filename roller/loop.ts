@@ -23,6 +23,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   const warehouses = new Warehouses(config)
   const compression = loadZstd()
   const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
+  // Threads load their code while the tick leases its sinks, not inside the first roll.
+  scanPool?.warm().catch((err) => log.warn('scan threads did not start; batches wait for them', { error: String(err) }))
 
   async function rollOne(sink: SinkView): Promise<boolean> {
     const rollId = `roll-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
@@ -30,6 +32,13 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     metrics.rollSeconds.set({ sink: sink.id }, sink.policy.roll_seconds)
     metrics.lagSeconds.set({ sink: sink.id }, sink.lag.oldest_at ? (Date.now() - Date.parse(sink.lag.oldest_at)) / 1000 : 0)
     const end = metrics.rollDuration.startTimer()
+    // When each step boundary was last passed (ms since the roll began): where a slow roll spends its time.
+    const began = Date.now()
+    const reached: Record<string, number> = {}
+    const timed = (name: string) => {
+      reached[name] = Date.now() - began
+      return checkpoint(name)
+    }
     try {
       const result = await roll(sink, {
         rollId,
@@ -41,7 +50,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         retry: config.retry,
         maxRewriteBytes: config.maxRewriteBytes,
         log: slog,
-        checkpoint,
+        checkpoint: timed,
         report: (r) => api.report(sink.id, r),
       })
       if (sink.dedupe_requested_at && sink.key) {
@@ -54,7 +63,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       metrics.rowsCommitted.inc(result.rows)
       metrics.rowsRejected.inc(result.rejectedRows)
       metrics.repairs.inc(result.repaired)
-      slog.info('rolled', { batches: result.batches, rows: result.rows, rejected_rows: result.rejectedRows, snapshots: result.snapshotIds, repaired: result.repaired })
+      slog.info('rolled', { batches: result.batches, rows: result.rows, rejected_rows: result.rejectedRows, snapshots: result.snapshotIds, repaired: result.repaired, steps_ms: reached })
       return true
     } catch (err) {
       metrics.rolls.inc({ outcome: err instanceof EndTick ? 'ended' : 'failed' })

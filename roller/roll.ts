@@ -19,8 +19,8 @@ import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.
 import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
 export const MAX_BATCHES = 1000
-/** Batches read ahead while one is validated, and intake deletes in flight: bounded, for memory and the store. */
-const READ_AHEAD = 4
+/** Batches read ahead while one is validated (as many as a PyIceberg reader's 8 threads), and intake deletes in flight: bounded, for memory and the store. */
+const READ_AHEAD = 8
 const DELETE_CONCURRENCY = 8
 const RETENTION_PROPERTIES = { 'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '5' }
 

@@ -22,6 +22,8 @@ interface Job {
 interface PoolWorker {
   worker: Worker
   jobs: Map<number, Job>
+  /** resolves once the worker has loaded the scanner */
+  ready: Promise<void>
 }
 
 export class ScanPool {
@@ -46,6 +48,12 @@ export class ScanPool {
     })
   }
 
+  /** Starts every worker now and waits until each has loaded its code, so no scan waits for start-up. */
+  async warm(): Promise<void> {
+    while (this.workers.length < this.size) this.start()
+    await Promise.all(this.workers.map((w) => w.ready))
+  }
+
   async close(): Promise<void> {
     this.closed = true
     await Promise.all(this.workers.map((w) => w.worker.terminate()))
@@ -63,9 +71,12 @@ export class ScanPool {
   private start(): PoolWorker {
     // The worker is TypeScript like the rest: it inherits this process's loader (tsx) through execArgv.
     const worker = new Worker(new URL('./scan-worker.mjs', import.meta.url))
-    const w: PoolWorker = { worker, jobs: new Map() }
+    let loaded = () => {}
+    const ready = new Promise<void>((resolve) => (loaded = resolve))
+    const w: PoolWorker = { worker, jobs: new Map(), ready }
     worker.unref()
-    worker.on('message', (reply: ScanReply) => {
+    worker.on('message', (reply: ScanReply | 'ready') => {
+      if (reply === 'ready') return loaded()
       const job = w.jobs.get(reply.id)
       if (!job) return
       w.jobs.delete(reply.id)
@@ -75,6 +86,7 @@ export class ScanPool {
       else job.reject(new Error(`scan worker: ${reply.error}`))
     })
     const fail = (err: Error) => {
+      loaded()
       for (const job of w.jobs.values()) job.reject(err)
       w.jobs.clear()
       this.workers.splice(this.workers.indexOf(w), 1)

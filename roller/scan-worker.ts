@@ -40,3 +40,5 @@ parentPort!.on('message', (job: ScanJob) => {
   }
   parentPort!.postMessage(reply)
 })
+
+parentPort!.postMessage('ready')

@@ -5,9 +5,12 @@
 import { CommitConflict, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
 import { CommitAbandoned } from '../iceberg/commit.ts'
 import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../iceberg/metadata.ts'
-import { readDataFile } from '../iceberg/parquet-read.ts'
+import { buildersFor, finishBatch } from '../iceberg/ingest/builders.ts'
+import { dropRows } from '../iceberg/parquet/drop-rows.ts'
+import { KeySet } from '../iceberg/parquet/key-set.ts'
+import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
 import { readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry } from '../iceberg/rewrite.ts'
-import { isPrimitive, parsePrimitive, type Row, type Value } from '../iceberg/types.ts'
+import { isPrimitive, parsePrimitive, type Row, type Schema, type Value } from '../iceberg/types.ts'
 import type { SinkView } from './api.ts'
 import { EndTick } from './intake.ts'
 import { INGEST_TS } from './validate.ts'
@@ -16,6 +19,9 @@ import { PartitionedWriter, uploadDataFiles, type EncodedFile } from '../iceberg
 const KEY_TYPES = new Set(['string', 'int', 'long', 'date', 'time', 'timestamp', 'timestamptz', 'uuid', 'decimal', 'boolean'])
 export const MAX_REWRITE_BYTES = 256 * 1024 * 1024
 const ATTEMPTS = 5
+/** Data files read at once while planning (their key columns) and fetched ahead while rewriting. */
+const READ_AHEAD = 4
+const KEEP_BYTES = 64 * 1024 * 1024
 
 /** A key the roller cannot apply: the sink is disabled with this upsert_* reason; batches wait. */
 export class UpsertRefused extends Error {
@@ -55,10 +61,6 @@ export class KeyedRows {
     return this.byKey.size
   }
 
-  keys(): Set<string> {
-    return new Set(this.byKey.keys())
-  }
-
   rows(): Row[] {
     return [...this.byKey.values()]
   }
@@ -81,31 +83,69 @@ export interface UpsertPlan {
   dropped: LiveEntry[]
   /** Files partly replaced: rewritten without the replaced rows. */
   rewritten: LiveEntry[]
+  /** Per rewritten file (by path): 1 for each row, in file order, that the roll replaces. */
+  replaced: Map<string, Uint8Array>
+  /** The bytes of rewritten files the plan read, kept up to KEEP_BYTES in all so the rewrite need not fetch them again. */
+  bytes: Map<string, Uint8Array>
   /** Data files read (the key columns) after the bounds pruning. */
   filesRead: number
   rewriteBytes: number
 }
 
-/** Could this file hold one of the roll's keys? Bounds rule it out for string and integer keys. */
-function mayHold(entry: LiveEntry, meta: TableMetadata, key: string[], rows: Row[]): boolean {
-  const fields = currentSchema(meta).fields
-  for (const k of key) {
-    const f = fields.find((x) => x.name === k)!
-    const kind = parsePrimitive(f.type as string).kind
-    const lower = entry.entry.dataFile.lowerBounds?.get(f.id)
-    const upper = entry.entry.dataFile.upperBounds?.get(f.id)
-    if (!lower || !upper) continue
-    if (kind === 'int' || kind === 'long') {
-      const lo = readInt(lower)
-      const hi = readInt(upper)
-      if (!rows.some((r) => BigInt(r[k] as number | bigint) >= lo && BigInt(r[k] as number | bigint) <= hi)) return false
-    } else if (kind === 'string') {
-      // Bounds are UTF-8 bytes, truncated: the lower stays a lower bound; the upper was incremented.
-      const enc = new TextEncoder()
-      if (!rows.some((r) => compareBytes(enc.encode(r[k] as string), lower) >= 0 && compareBytes(enc.encode(r[k] as string).subarray(0, upper.length), upper) <= 0)) return false
+/** The roll's keys, ready to probe stored rows with: by their bytes, and by the bounds of each column. */
+class RollKeys {
+  readonly set: KeySet
+  private readonly sorted = new Map<string, { kind: 'int'; values: BigInt64Array } | { kind: 'string'; values: Uint8Array[] }>()
+
+  constructor(private readonly schema: Schema, private readonly key: string[], all: Row[]) {
+    const fields = key.map((k) => schema.fields.find((f) => f.name === k)!)
+    // validation rejects a null key part (key_null); such a row could never match a stored one anyway
+    const rows = all.filter((r) => key.every((k) => r[k] !== null && r[k] !== undefined))
+    // the same buffer layout the column reader gives the stored rows
+    const builders = buildersFor(fields, rows.length)
+    for (const row of rows) fields.forEach((f, i) => builders[i].appendValue(row[f.name] ?? null))
+    this.set = new KeySet(fields.map((f) => f.id), finishBatch(fields, builders, rows.length))
+    const enc = new TextEncoder()
+    for (const f of fields) {
+      const kind = parsePrimitive(f.type as string).kind
+      if (kind === 'int' || kind === 'long') this.sorted.set(f.name, { kind: 'int', values: BigInt64Array.from(rows, (r) => BigInt(r[f.name] as number | bigint)).sort() })
+      else if (kind === 'string') this.sorted.set(f.name, { kind: 'string', values: rows.map((r) => enc.encode(r[f.name] as string)).sort(compareBytes) })
     }
   }
-  return true
+
+  /** Could this file hold one of the keys? Bounds rule it out for string and integer key columns. */
+  mayHold(entry: LiveEntry): boolean {
+    for (const k of this.key) {
+      const f = this.schema.fields.find((x) => x.name === k)!
+      const keys = this.sorted.get(k)
+      const lower = entry.entry.dataFile.lowerBounds?.get(f.id)
+      const upper = entry.entry.dataFile.upperBounds?.get(f.id)
+      if (!keys || !lower || !upper) continue
+      if (keys.kind === 'int') {
+        const lo = readInt(lower)
+        const i = firstAtLeast(keys.values, (v) => v >= lo)
+        if (i === keys.values.length || keys.values[i] > readInt(upper)) return false
+      } else {
+        // Bounds are UTF-8 bytes, truncated: the lower stays a lower bound; the upper was incremented.
+        // Truncation keeps the order, so the least key at or past the lower bound decides.
+        const i = firstAtLeast(keys.values, (v) => compareBytes(v, lower) >= 0)
+        if (i === keys.values.length || compareBytes(keys.values[i].subarray(0, upper.length), upper) > 0) return false
+      }
+    }
+    return true
+  }
+}
+
+/** The first index whose value passes `ok` (a predicate monotone over the sorted values). */
+function firstAtLeast<T>(values: ArrayLike<T>, ok: (v: T) => boolean): number {
+  let lo = 0
+  let hi = values.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (ok(values[mid])) hi = mid
+    else lo = mid + 1
+  }
+  return lo
 }
 
 function readInt(b: Uint8Array): bigint {
@@ -118,30 +158,66 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length
 }
 
+/** fn over items, at most `limit` at once; results in the items' order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return out
+}
+
 /** Reads the key columns of the live files the bounds do not rule out, and sorts them. */
 export async function planUpsert(table: LoadedTable, key: string[], keyed: KeyedRows, maxRewriteBytes = MAX_REWRITE_BYTES): Promise<UpsertPlan> {
   const files = await readLiveFiles(table)
   if (files.deletes.length > 0) throw new UpsertRefused('upsert_delete_files', 'the table has delete files; a keyed sink rewrites data files only')
   const schema = currentSchema(table.metadata)
-  const rows = keyed.rows()
-  const keys = keyed.keys()
-  const plan: UpsertPlan = { dropped: [], rewritten: [], filesRead: 0, rewriteBytes: 0 }
-  for (const entry of files.data) {
-    if (!mayHold(entry, table.metadata, key, rows)) continue
-    plan.filesRead++
-    const existing = await readDataFile(await table.io.read(entry.entry.dataFile.filePath), schema, { columns: key })
-    const replaced = existing.filter((r) => keys.has(keyOf(r, key))).length
-    if (replaced === 0) continue
-    if (replaced === existing.length) plan.dropped.push(entry)
+  const keys = new RollKeys(schema, key, keyed.rows())
+  const plan: UpsertPlan = { dropped: [], rewritten: [], replaced: new Map(), bytes: new Map(), filesRead: 0, rewriteBytes: 0 }
+  const candidates = files.data.filter((e) => keys.mayHold(e))
+  plan.filesRead = candidates.length
+  // Only the key columns are decoded, straight into buffers, and probed there: no row objects.
+  let kept = 0
+  const marks = await mapLimit(candidates, READ_AHEAD, async (entry) => {
+    const bytes = await table.io.read(entry.entry.dataFile.filePath)
+    let drop: Uint8Array = new Uint8Array(Number(entry.entry.dataFile.recordCount))
+    let rows = 0
+    let replaced = 0
+    for await (const batch of readColumnGroups(bytes, schema, { columns: key })) {
+      if (rows + batch.rows > drop.length) drop = grow(drop, rows + batch.rows)
+      replaced += keys.set.mark(batch, drop, rows)
+      rows += batch.rows
+    }
+    const keep = replaced > 0 && replaced < rows && kept + bytes.length <= KEEP_BYTES
+    if (keep) kept += bytes.length
+    return { rows, replaced, drop, bytes: keep ? bytes : null }
+  })
+  candidates.forEach((entry, i) => {
+    const { rows, replaced, drop, bytes } = marks[i]
+    if (replaced === 0) return
+    if (replaced === rows) plan.dropped.push(entry)
     else {
       plan.rewritten.push(entry)
+      plan.replaced.set(entry.entry.dataFile.filePath, drop)
+      if (bytes) plan.bytes.set(entry.entry.dataFile.filePath, bytes)
       plan.rewriteBytes += Number(entry.entry.dataFile.fileSizeInBytes)
     }
-  }
+  })
   if (plan.rewriteBytes > maxRewriteBytes) {
     throw new UpsertRefused('upsert_rewrite_too_large', `the roll would rewrite ${plan.rewriteBytes} bytes of data files, past the ${maxRewriteBytes}-byte limit of one roll`)
   }
   return plan
+}
+
+function grow(a: Uint8Array, n: number): Uint8Array {
+  const b = new Uint8Array(n)
+  b.set(a)
+  return b
 }
 
 export interface UpsertContext {
@@ -217,17 +293,43 @@ export async function commitUpsert(table: LoadedTable, key: string[], keyed: Key
 /** The roll's rows in one file, and each partly replaced file without its replaced rows. */
 async function writeFiles(base: LoadedTable, keyed: KeyedRows, plan: UpsertPlan, ctx: UpsertContext): Promise<EncodedFile[]> {
   const schema = currentSchema(base.metadata)
-  const keys = keyed.keys()
   const out: EncodedFile[] = []
   const fresh = new PartitionedWriter(base, ctx.compression)
   fresh.appendRows(keyed.rows())
   out.push(...fresh.finish(`${ctx.rollId}-${crypto.randomUUID()}`))
-  for (const entry of plan.rewritten) {
-    const kept = (await readDataFile(await base.io.read(entry.entry.dataFile.filePath), schema)).filter((r) => !keys.has(keyOf(r, keyed.key)))
+  // The next files are fetched while one is rewritten; each is decoded a row group at a time into
+  // column buffers, its replaced rows dropped in place, and appended as columns (no row objects).
+  const fetched = plan.rewritten.map(() => null as Promise<Uint8Array> | null)
+  const fetch = (i: number) => {
+    if (i >= plan.rewritten.length || fetched[i]) return
+    const path = plan.rewritten[i].entry.dataFile.filePath
+    const held = plan.bytes.get(path)
+    plan.bytes.delete(path) // released once rewritten
+    const read = held ? Promise.resolve(held) : base.io.read(path)
+    read.catch(() => {}) // a failed read throws where it is awaited, not as an unhandled rejection
+    fetched[i] = read
+  }
+  for (let i = 0; i < Math.min(READ_AHEAD - 1, plan.rewritten.length); i++) fetch(i)
+  for (const [i, entry] of plan.rewritten.entries()) {
+    fetch(i)
+    fetch(i + READ_AHEAD - 1)
+    const bytes = await fetched[i]!
+    fetched[i] = null
+    const drop = plan.replaced.get(entry.entry.dataFile.filePath)!
     const w = new PartitionedWriter(base, ctx.compression)
-    w.appendRows(kept)
+    let rows = 0
+    for await (const batch of readColumnGroups(bytes, schema)) {
+      w.append(dropRows(batch, drop, rows))
+      rows += batch.rows
+    }
+    if (w.rows !== rows - countOnes(drop)) throw new Error(`rewriting ${entry.entry.dataFile.filePath}: ${w.rows} rows kept of ${rows}, the plan replaced ${countOnes(drop)}`)
     out.push(...w.finish(`${ctx.rollId}-rewrite-${crypto.randomUUID()}`))
   }
   return out
 }
 
+function countOnes(a: Uint8Array): number {
+  let n = 0
+  for (let i = 0; i < a.length; i++) n += a[i]
+  return n
+}

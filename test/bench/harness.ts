@@ -371,6 +371,8 @@ export async function copyIntake(b: BenchStack, sinkId: string, toPrefix: string
 
 export interface RollerRun extends Measured {
   rolled: { batches: number; rows: number; rejectedRows: number } | null
+  /** ms since the roll began at which each step boundary was last passed (the roller's 'rolled' log) */
+  steps: Record<string, number>
 }
 
 /** One `roller/main.ts tick --force --sink <id>` (the `npm run roller -- tick --force` path), measured. */
@@ -390,7 +392,8 @@ export async function rollerTick(b: BenchStack, sinkId: string, opts: { nodeFlag
   const failed = logs.find((l) => l.level === 'error')
   if (failed) throw new Error(`roller tick: ${failed.msg}: ${failed.error ?? ''}\n${run.stdout.slice(-3000)}`)
   const r = logs.find((l) => l.msg === 'rolled')
-  return { ...run, rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null }
+  const steps = Object.fromEntries(Object.entries((r?.steps_ms ?? {}) as Record<string, unknown>).map(([k, v]) => [k, num(v)]))
+  return { ...run, rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null, steps }
 }
 
 // ---- the rows of common.ts rowJson -------------------------------------------------------------------
