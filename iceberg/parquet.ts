@@ -4,7 +4,7 @@
 // 3-level form; the Iceberg schema JSON is stored under the `iceberg.schema` key, as Java does.
 // Runtime-neutral: Uint8Array only, compression comes in as a function (see zstd.ts).
 
-import type { CompressionCodec, Encoding, SchemaElement } from 'hyparquet'
+import type { CompressionCodec, Encoding, RowGroup, SchemaElement } from 'hyparquet'
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { ColumnSource } from 'hyparquet-writer'
 import { stringify } from 'lossless-json'
@@ -107,7 +107,7 @@ export class DataFileWriter {
 
   finish(): DataFile {
     this.flush()
-    annotateGeospatial(this.plan, this.pq)
+    annotateGeospatial(this.plan, this.pq.row_groups)
     this.pq.finish()
     const bytes = this.writer.getBytes()
     const metrics = dataFileMetrics(this.plan.leaves, this.pq.row_groups, bytes.length, { truncateLength: this.opts.truncateLength })
@@ -302,13 +302,12 @@ function encodingOf(p: Primitive): Encoding | undefined {
 }
 
 /**
- * Marks geometry/geography leaves with their logical type once the pages are written, and drops
- * the byte-wise min/max Parquet statistics of those columns (WKB bytes have no meaningful order;
- * the null count stays).
+ * Marks geometry/geography leaves with their logical type once the pages are written (set earlier,
+ * hyparquet-writer would take the WKB values for GeoJSON), and drops the byte-wise min/max Parquet
+ * statistics of those columns (WKB bytes have no meaningful order; the null count stays).
  */
-function annotateGeospatial(plan: ParquetPlan, pq: ParquetWriter): void {
+export function annotateGeospatial(plan: ParquetPlan, rowGroups: RowGroup[]): void {
   if (!plan.geospatial.length) return
-  const leafNames = new Set<string>()
   for (const { element, type } of plan.geospatial) {
     if (type.kind === 'geometry') {
       element.logical_type = type.crs && type.crs !== 'OGC:CRS84' ? { type: 'GEOMETRY', crs: type.crs } : { type: 'GEOMETRY' }
@@ -321,14 +320,11 @@ function annotateGeospatial(plan: ParquetPlan, pq: ParquetWriter): void {
       }
     }
   }
-  for (const leaf of plan.leaves) {
-    if (leaf.type.kind === 'geometry' || leaf.type.kind === 'geography') leafNames.add(leaf.path.join('\u0000'))
-  }
-  for (const group of pq.row_groups) {
+  const geo = new Set(plan.leaves.filter((l) => l.type.kind === 'geometry' || l.type.kind === 'geography').map((l) => l.path.join('\u0000')))
+  for (const group of rowGroups) {
     for (const chunk of group.columns) {
       const meta = chunk.meta_data
-      if (!meta || !leafNames.has(meta.path_in_schema.join('\u0000')) || !meta.statistics) continue
-      meta.statistics = { null_count: meta.statistics.null_count }
+      if (meta?.statistics && geo.has(meta.path_in_schema.join('\u0000'))) meta.statistics = { null_count: meta.statistics.null_count }
     }
   }
 }

@@ -14,7 +14,7 @@ import { snappyCompress } from 'hyparquet-writer/src/snappy.js'
 import type { Compressors, PageIndexes } from 'hyparquet-writer/src/types.js'
 import { stringify } from 'lossless-json'
 import { dataFileMetrics } from '../metrics.ts'
-import { parquetSchema, type Compression, type DataFile, type ParquetPlan, type WriteDataFileOptions } from '../parquet.ts'
+import { annotateGeospatial, parquetSchema, type Compression, type DataFile, type ParquetPlan, type WriteDataFileOptions } from '../parquet.ts'
 import { isPrimitive, parsePrimitive, type NestedField, type Primitive, type Schema } from '../types.ts'
 import { Bytes } from './bytes.ts'
 import type { ColumnBatch, ColumnData } from './columns.ts'
@@ -171,32 +171,4 @@ function codecOf(compression: Compression): { codec: CompressionCodec; compress?
   if (compression === 'uncompressed') return { codec: 'UNCOMPRESSED' }
   if (compression === 'snappy') return { codec: 'SNAPPY', compress: snappyCompress }
   return { codec: compression.codec === 'zstd' ? 'ZSTD' : 'GZIP', compress: compression.compress }
-}
-
-/**
- * As parquet.ts does once the pages are written: geometry/geography leaves get their logical type
- * (set earlier, hyparquet-writer would take the WKB values for GeoJSON), and their chunks keep only
- * the null count (a byte-wise min/max of WKB means nothing).
- */
-function annotateGeospatial(plan: ParquetPlan, rowGroups: RowGroup[]): void {
-  if (!plan.geospatial.length) return
-  for (const { element, type } of plan.geospatial) {
-    if (type.kind === 'geometry') {
-      element.logical_type = type.crs && type.crs !== 'OGC:CRS84' ? { type: 'GEOMETRY', crs: type.crs } : { type: 'GEOMETRY' }
-    } else if (type.kind === 'geography') {
-      const algorithm = type.algorithm?.toUpperCase() as 'SPHERICAL' | undefined
-      element.logical_type = {
-        type: 'GEOGRAPHY',
-        ...(type.crs && type.crs !== 'OGC:CRS84' ? { crs: type.crs } : {}),
-        ...(algorithm && algorithm !== 'SPHERICAL' ? { algorithm } : {}),
-      }
-    }
-  }
-  const geo = new Set(plan.leaves.filter((l) => l.type.kind === 'geometry' || l.type.kind === 'geography').map((l) => l.path.join('\u0000')))
-  for (const group of rowGroups) {
-    for (const chunk of group.columns) {
-      const meta = chunk.meta_data
-      if (meta?.statistics && geo.has(meta.path_in_schema.join('\u0000'))) meta.statistics = { null_count: meta.statistics.null_count }
-    }
-  }
 }

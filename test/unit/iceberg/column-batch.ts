@@ -4,6 +4,7 @@
 import { decimalRequiredBytes } from '../../../iceberg/decimal.ts'
 import type { ColumnBatch, ColumnData, ColumnValues } from '../../../iceberg/parquet/columns.ts'
 import { isPrimitive, parsePrimitive, type Primitive, type Row, type Schema, type Value } from '../../../iceberg/types.ts'
+import { twosComplement } from '../../../iceberg/ingest/builders.ts'
 
 export interface BatchOptions {
   /** field names to hand over as `values` even when primitive */
@@ -50,7 +51,7 @@ function physical(p: Primitive, values: Value[]): ColumnValues {
       if (p.precision <= 18) return { physical: 'INT64', values: BigInt64Array.from(values as bigint[]) }
       const width = decimalRequiredBytes(p.precision)
       const bytes = new Uint8Array(values.length * width)
-      values.forEach((v, i) => bytes.set(bigEndian(v as bigint, width), i * width))
+      values.forEach((v, i) => bytes.set(twosComplement(v as bigint, width), i * width))
       return { physical: 'FIXED_LEN_BYTE_ARRAY', width, bytes }
     }
     case 'string':
@@ -75,16 +76,6 @@ function physical(p: Primitive, values: Value[]): ColumnValues {
     default:
       throw new Error(`no flat buffer for ${p.kind}`)
   }
-}
-
-function bigEndian(v: bigint, width: number): Uint8Array {
-  const out = new Uint8Array(width)
-  let x = BigInt.asUintN(width * 8, v)
-  for (let i = width - 1; i >= 0; i--) {
-    out[i] = Number(x & 0xffn)
-    x >>= 8n
-  }
-  return out
 }
 
 /** Rows [from, to) of a batch's rows as their own batch (for several batches in one row group). */
