@@ -7,7 +7,7 @@ import { startBridge } from './wsbridge.ts'
 import { pgbouncerBinary, startPgbouncer } from './pgbouncer.ts'
 import { PG_DATABASE, PG_PASSWORD, PG_USER, startPostgres } from './postgres.ts'
 import { stackPorts, type StackPorts } from './ports.ts'
-import { startS3rver } from './s3.ts'
+import { startS3rver, startVersitygw } from './s3.ts'
 import { startRoller } from './roller.ts'
 import { startWrangler } from './wrangler.ts'
 import type { S3Config } from '../iceberg/io/s3.ts'
@@ -19,6 +19,8 @@ export interface StackOptions {
   bucket?: string
   /** Start the roller service too (npm run dev); tests tick it themselves. */
   roller?: boolean
+  /** The S3 server: s3rver (the default, quick to start) or versitygw (a real gateway: the benchmarks). */
+  store?: 's3rver' | 'versitygw'
   log?: (line: string) => void
 }
 
@@ -63,7 +65,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const bridge = await startBridge(ports.bridge, { host: '127.0.0.1', port: poolPort })
     stoppers.push(bridge.stop)
 
-    const s3 = await startS3rver(dir, ports.s3, bucket)
+    const s3 = opts.store === 'versitygw' ? await startVersitygw(dir, ports.s3, bucket) : await startS3rver(dir, ports.s3, bucket)
     stoppers.push(s3.child.stop)
     log(`s3          ${s3.config.endpoint}/${bucket}`)
 

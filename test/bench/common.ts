@@ -60,12 +60,14 @@ export async function benchStack(name: string, cleanup: Cleanup, log: (line: str
   cleanup.add(() => (process.env.LHBOX_BENCH_KEEP ? log(`state kept in ${dir}`) : rmSync(dir, { recursive: true, force: true })))
   const bootstrapSecret = `bench-${crypto.randomUUID()}`
   const t0 = Date.now()
-  const stack = await startStack({ dir, bootstrapSecret, bucket: 'lhbox-bench' })
+  // versitygw by default: s3rver, a single-threaded mock, serialises deletes and becomes what is measured.
+  const store = process.env.BENCH_STORE === 's3rver' ? 's3rver' : 'versitygw'
+  const stack = await startStack({ dir, bootstrapSecret, bucket: 'lhbox-bench', store })
   cleanup.add(() => stack.stop())
   const { apiKey, warehouse } = await bootstrap(stack.apiUrl, bootstrapSecret)
   const list = (await api(stack, apiKey, 'GET', '/v1/warehouses')) as { warehouses: Array<{ id: string; name: string }> }
   const warehouseId = list.warehouses.find((w) => w.name === warehouse)!.id
-  log(`stack up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dir})`)
+  log(`stack up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dir}; store ${store})`)
   return { stack, apiKey, warehouse, warehouseId }
 }
 

@@ -62,8 +62,10 @@ describe('the roller service', () => {
       expect(rolled.last_roll).toMatchObject({ batches: 1, rows: 2, rejected_rows: 0 })
       expect(rolled.lag.batches_waiting).toBe(0)
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-      expect(metrics).toMatch(/lhbox_rolls_total\{outcome="ok"\} [1-9]/)
-      expect(metrics).toMatch(/lhbox_rows_committed_total [2-9]/)
+      // The service rolls every due sink of the shared stack, other test files' too: at least ours.
+      const counter = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? NaN)
+      expect(counter(/^lhbox_rolls_total\{outcome="ok"\} (\d+)$/m)).toBeGreaterThanOrEqual(1)
+      expect(counter(/^lhbox_rows_committed_total (\d+)$/m)).toBeGreaterThanOrEqual(2)
       expect(metrics).toContain(`lhbox_sink_roll_seconds_policy{sink="${sink.body.id}"} 300`)
       const logLine = out.split('\n').find((l) => l.includes('"msg":"rolled"') && l.includes(sink.body.id))
       expect(JSON.parse(logLine!)).toMatchObject({ level: 'info', sink_id: sink.body.id, roller: 'svc-test', rows: 2 })
