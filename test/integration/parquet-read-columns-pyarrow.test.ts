@@ -5,11 +5,7 @@
 // integers, int → long and float → double promotion, 64-bit delta widths that wrap), and a PyIceberg
 // table append (SqlCatalog on sqlite, local warehouse: no stack needed). Then dropRows and KeySet on
 // them, as a keyed roll uses them.
-import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { readFileSync, rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildersFor, finishBatch } from '../../iceberg/ingest/builders.ts'
 import { readDataFile } from '../../iceberg/parquet-read.ts'
@@ -18,10 +14,9 @@ import { KeySet } from '../../iceberg/parquet/key-set.ts'
 import { readColumns } from '../../iceberg/parquet/read-columns.ts'
 import type { Row, Schema } from '../../iceberg/types.ts'
 import { keyOf } from '../../roller/upsert.ts'
-import { ensureVenv } from '../support/python.ts'
+import { pythonInTempDir } from '../support/python.ts'
 import { columnsToRows } from '../unit/iceberg/column-rows.ts'
 
-const run = promisify(execFile)
 
 const SCRIPT = String.raw`
 import sys, os, datetime, decimal, json
@@ -150,11 +145,7 @@ let dir: string
 let out: { pyiceberg: { file: string; schema: Schema }; pyarrow: Record<string, string> }
 
 beforeAll(async () => {
-  const python = await ensureVenv()
-  dir = mkdtempSync(join(tmpdir(), 'lhbox-read-columns-'))
-  writeFileSync(join(dir, 'write.py'), SCRIPT)
-  const { stdout } = await run(python, [join(dir, 'write.py'), dir], { maxBuffer: 1 << 24, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } })
-  out = JSON.parse(stdout.trim().split('\n').at(-1)!)
+  ;({ dir, out } = await pythonInTempDir<typeof out>(SCRIPT, 'lhbox-read-columns-'))
 }, 300_000)
 
 afterAll(() => {

@@ -6,17 +6,12 @@
 //
 // Noted, not ours: PyIceberg 0.12 writes a null list of structs as an empty list (like its null map
 // of structs, see interop-types.test.ts); pyarrow reads that file back the same way.
-import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { readFileSync, rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readDataFile } from '../../iceberg/parquet-read.ts'
 import type { Row, Schema, Value } from '../../iceberg/types.ts'
-import { ensureVenv } from '../support/python.ts'
+import { pythonInTempDir } from '../support/python.ts'
 
-const run = promisify(execFile)
 
 const SCRIPT = String.raw`
 import sys, os, uuid, datetime, decimal, json
@@ -133,11 +128,7 @@ let dir: string
 let out: { pyiceberg: { file: string; schema: Schema }; pyarrow: Record<string, string> }
 
 beforeAll(async () => {
-  const python = await ensureVenv()
-  dir = mkdtempSync(join(tmpdir(), 'lhbox-parquet-read-'))
-  writeFileSync(join(dir, 'write.py'), SCRIPT)
-  const { stdout } = await run(python, [join(dir, 'write.py'), dir], { maxBuffer: 1 << 24, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } })
-  out = JSON.parse(stdout.trim().split('\n').at(-1)!)
+  ;({ dir, out } = await pythonInTempDir<typeof out>(SCRIPT, 'lhbox-parquet-read-'))
 }, 300_000)
 
 afterAll(() => {

@@ -12,8 +12,8 @@
 // The value encoding is described in test/interop/interop_common.py.
 import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { homedir } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -240,4 +240,16 @@ export function toExact(value: unknown): any {
   if (Array.isArray(value)) return value.map(toExact)
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toExact(v)]))
   return value
+}
+
+/**
+ * Runs a Python script (its text) with the venv in a fresh temp folder, given as its one argument:
+ * for tests that have Python write files and print one JSON line about them (paths and schemas).
+ */
+export async function pythonInTempDir<T>(script: string, prefix: string): Promise<{ dir: string; out: T }> {
+  const python = await ensureVenv()
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  writeFileSync(join(dir, 'write.py'), script)
+  const { stdout } = await run(python, [join(dir, 'write.py'), dir], { maxBuffer: 1 << 24, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } })
+  return { dir, out: JSON.parse(stdout.trim().split('\n').at(-1)!) as T }
 }

@@ -1,5 +1,5 @@
 // Test support: column buffers back to rows in the Value form, as readDataFile gives them (strings
-// decoded keeping a BOM), to compare readColumns (iceberg/parquet/read-columns.ts) with it.
+// decoded keeping a BOM), to compare readColumns (iceberg/parquet/read-columns.ts) and the ingest scanner with it.
 import type { ColumnBatch, ColumnData } from '../../../iceberg/parquet/columns.ts'
 import { parsePrimitive, type NestedField, type Row, type Schema, type Value } from '../../../iceberg/types.ts'
 

@@ -2,17 +2,16 @@
 // its re-plan on conflict, and the cleanup after it, on an in-memory catalog and FileIO with real
 // manifests (written by fastAppend and by a hand-made overwrite that drops files).
 import { describe, expect, it } from 'vitest'
-import { CommitConflict, type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier } from '../../../iceberg/catalog/index.ts'
+import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
 import { fastAppend } from '../../../iceberg/commit.ts'
-import { FileNotFound, type FileIO } from '../../../iceberg/io/file-io.ts'
 import { DELETED, readManifest, readManifestList, writeManifest, writeManifestList, type DataFile } from '../../../iceberg/manifest.ts'
-import { branchSnapshotId, currentSchema, currentSnapshot, defaultSpec, newTableMetadata, serializeMetadata, type Snapshot, type SnapshotRef, type TableMetadata } from '../../../iceberg/metadata.ts'
+import { branchSnapshotId, currentSchema, currentSnapshot, defaultSpec, newTableMetadata, type Snapshot, type SnapshotRef, type TableMetadata } from '../../../iceberg/metadata.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, planSnapshot } from '../../../iceberg/snapshot.ts'
-import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../../../iceberg/updates.ts'
 import { deleteUnreachable, expireChange, expireSnapshots, planExpire } from '../../../iceberg/maintenance/expire.ts'
+import { FileNotFound } from '../../../iceberg/io/file-io.ts'
 import { reachableFiles } from '../../../iceberg/maintenance/reachable.ts'
+import { LOC, MemoryCatalog, MemoryIO } from './memory-catalog.ts'
 
-const LOC = 's3://bucket/wh/ns/t'
 const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
 
 function tableWith(snaps: Array<{ id: bigint; ts: number; seq?: bigint }>, refs: Record<string, SnapshotRef> = {}, current?: bigint): TableMetadata {
@@ -79,57 +78,7 @@ describe('planExpire', () => {
   })
 })
 
-// ---------- an in-memory catalog and FileIO ----------
-
-class MemoryIO implements FileIO {
-  files = new Map<string, { bytes: Uint8Array; at: number }>()
-  clock = 1_000_000
-  async read(location: string) {
-    const f = this.files.get(location)
-    if (!f) throw new FileNotFound(location)
-    return f.bytes
-  }
-  async write(location: string, bytes: Uint8Array | string) {
-    this.files.set(location, { bytes: typeof bytes === 'string' ? new TextEncoder().encode(bytes) : bytes, at: this.clock++ })
-  }
-  async delete(locations: string[]) {
-    for (const l of locations) this.files.delete(l)
-  }
-  async *list(prefix: string) {
-    for (const [location, f] of this.files) if (location.startsWith(prefix)) yield { location, size: f.bytes.length, lastModified: new Date(f.at) }
-  }
-}
-
-class MemoryCatalog implements Catalog {
-  readonly name = 'mem'
-  current!: LoadedTable
-  commits = 0
-  conflicts = 0
-  constructor(readonly io: MemoryIO) {}
-  async listNamespaces() { return [['ns']] }
-  async ensureNamespace() {}
-  async listTables() { return [this.current.identifier] }
-  async loadTable(_id: TableIdentifier) { return this.current }
-  async createTable(namespace: string[], req: CreateTableRequest) {
-    const metadata = newTableMetadata({ location: LOC, schema: req.schema, formatVersion: 2, properties: req.properties })
-    const metadataLocation = `${LOC}/metadata/00000.metadata.json`
-    await this.io.write(metadataLocation, serializeMetadata(metadata))
-    this.current = { identifier: { namespace, name: req.name }, metadataLocation, metadata, io: this.io }
-    return this.current
-  }
-  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[]) {
-    const failure = requirementFailure(this.current.metadata, requirements)
-    if (failure) {
-      this.conflicts++
-      throw new CommitConflict(failure)
-    }
-    const metadata = applyUpdates(this.current.metadata, updates, { previousMetadataLocation: this.current.metadataLocation })
-    const metadataLocation = `${LOC}/metadata/${String(++this.commits).padStart(5, '0')}.metadata.json`
-    await this.io.write(metadataLocation, serializeMetadata(metadata))
-    this.current = { identifier: table.identifier, metadataLocation, metadata, io: this.io }
-    return this.current
-  }
-}
+// ---------- an in-memory catalog and FileIO (memory-catalog.ts) ----------
 
 async function setup(properties: Record<string, string> = {}) {
   const io = new MemoryIO()

@@ -1,4 +1,4 @@
-// An in-memory FileIO and Catalog for unit tests of commits (the same shape as expire.test.ts's):
+// An in-memory FileIO and Catalog for unit tests of commits:
 // requirements are checked as a catalog would, so a stale base gets a CommitConflict.
 import { CommitConflict, type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier } from '../../../iceberg/catalog/index.ts'
 import { FileNotFound, type FileIO } from '../../../iceberg/io/file-io.ts'
@@ -22,6 +22,9 @@ export class MemoryIO implements FileIO {
   }
   async delete(locations: string[]) {
     for (const l of locations) this.files.delete(l)
+  }
+  async *list(prefix: string) {
+    for (const [location, f] of this.files) if (location.startsWith(prefix)) yield { location, size: f.bytes.length, lastModified: new Date(f.at) }
   }
 }
 
@@ -59,4 +62,14 @@ export class MemoryCatalog implements Catalog {
     this.current = { identifier: table.identifier, metadataLocation, metadata, io: this.io }
     return this.current
   }
+}
+
+/** A table of (id long, d int) partitioned by identity(d), in a fresh in-memory catalog. */
+export async function partitionedTable(properties: Record<string, string> = {}, formatVersion: 2 | 3 = 2): Promise<MemoryCatalog> {
+  const catalog = new MemoryCatalog(new MemoryIO())
+  await catalog.createTable(['ns'], {
+    name: 't', formatVersion, properties, partition: [{ source: 'd', transform: 'identity' }],
+    schema: { fields: [{ id: 1, name: 'id', required: true, type: 'long' }, { id: 2, name: 'd', required: false, type: 'int' }] },
+  })
+  return catalog
 }

@@ -11,19 +11,11 @@ import { readLiveFiles } from '../../../iceberg/rewrite.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, planSnapshot } from '../../../iceberg/snapshot.ts'
 import { appendFiles, mergeSettings } from '../../../iceberg/transaction/merge-append.ts'
 import { packEnd, specAndSchema } from '../../../iceberg/transaction/manifest-merge.ts'
-import { LOC, MemoryCatalog, MemoryIO } from './memory-catalog.ts'
+import { LOC, MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
 
 const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
 const int = (v: number) => { const b = new Uint8Array(4); new DataView(b.buffer).setInt32(0, v, true); return b }
 
-async function setup(properties: Record<string, string> = {}, formatVersion: 2 | 3 = 2) {
-  const catalog = new MemoryCatalog(new MemoryIO())
-  await catalog.createTable(['ns'], {
-    name: 't', formatVersion, properties, partition: [{ source: 'd', transform: 'identity' }],
-    schema: { fields: [{ id: 1, name: 'id', required: true, type: 'long' }, { id: 2, name: 'd', required: false, type: 'int' }] },
-  })
-  return catalog
-}
 
 let n = 0
 const file = (d: number, rows = 2): DataFile => ({ filePath: `${LOC}/data/f${n++}.parquet`, fileFormat: 'PARQUET', partition: { d }, recordCount: rows, fileSizeInBytes: 100 + rows })

@@ -13,6 +13,7 @@ import type { NestedField, Row, Schema, Value } from '../../../iceberg/types.ts'
 import { loadZstd } from '../../../iceberg/zstd.ts'
 import { rowsToBatch, sliceRows, type BatchOptions } from './column-batch.ts'
 import { EVERY_TYPE_FIELDS, wkbPoint } from './every-type.ts'
+import { prng } from './prng.ts'
 
 // the row writer these tests compare with takes seconds on a busy machine
 vi.setConfig({ testTimeout: 120_000 })
@@ -24,17 +25,7 @@ const INT_MIN = -2147483648
 
 // ---- deterministic data ----
 
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const rnd = prng(42)
-const int32 = () => (rnd() * 4294967296) | 0
-const int64 = () => BigInt.asIntN(64, (BigInt(int32() >>> 0) << 32n) | BigInt(int32() >>> 0))
+const { rnd, int32, int64 } = prng(42)
 const bigBelow = (max: bigint) => {
   let v = 0n
   for (let i = 0; i < 5; i++) v = (v << 32n) | BigInt(int32() >>> 0)

@@ -23,23 +23,14 @@ import { keyOf } from '../../../roller/upsert.ts'
 import { rowsToBatch } from './column-batch.ts'
 import { columnsToRows } from './column-rows.ts'
 import { EVERY_TYPE_FIELDS, wkbPoint } from './every-type.ts'
+import { prng } from './prng.ts'
 
 vi.setConfig({ testTimeout: 120_000 })
 
 const MAX = 2n ** 63n - 1n
 const MIN = -(2n ** 63n)
 
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const rnd = prng(7)
-const int32 = () => (rnd() * 4294967296) | 0
-const int64 = () => BigInt.asIntN(64, (BigInt(int32() >>> 0) << 32n) | BigInt(int32() >>> 0))
+const { rnd, int32, int64 } = prng(7)
 const bytesOf = (n: number) => Uint8Array.from({ length: n }, () => int32() & 0xff)
 const WORDS = ['', 'a', 'ü', '😀', '\u0000', 'x'.repeat(100), '\uFEFFbom', 'héllo ✓ 𝄞']
 

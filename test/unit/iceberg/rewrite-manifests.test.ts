@@ -9,18 +9,10 @@ import { currentSnapshot } from '../../../iceberg/metadata.ts'
 import { readLiveFiles, replaceDataFiles } from '../../../iceberg/rewrite.ts'
 import { rewriteManifests } from '../../../iceberg/maintenance/rewrite-manifests.ts'
 import { appendFiles } from '../../../iceberg/transaction/merge-append.ts'
-import { LOC, MemoryCatalog, MemoryIO } from './memory-catalog.ts'
+import { LOC, MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
 
 const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
 
-async function setup(properties: Record<string, string> = {}, formatVersion: 2 | 3 = 2) {
-  const catalog = new MemoryCatalog(new MemoryIO())
-  await catalog.createTable(['ns'], {
-    name: 't', formatVersion, properties, partition: [{ source: 'd', transform: 'identity' }],
-    schema: { fields: [{ id: 1, name: 'id', required: true, type: 'long' }, { id: 2, name: 'd', required: false, type: 'int' }] },
-  })
-  return catalog
-}
 
 let n = 0
 const file = (d: number | null, rows = 2): DataFile => ({ filePath: `${LOC}/data/g${n++}.parquet`, fileFormat: 'PARQUET', partition: { d }, recordCount: rows, fileSizeInBytes: 100 + rows })

@@ -8,7 +8,7 @@ import { BatchUnreadable, Scanner } from '../../../iceberg/ingest/scan.ts'
 import { parseLossless } from '../../../iceberg/json.ts'
 import type { Row, Schema, Value } from '../../../iceberg/types.ts'
 import { toRow, type Reject } from '../../../iceberg/values.ts'
-import { columnsToRows } from './columns-support.ts'
+import { columnsToRows } from './column-rows.ts'
 
 const INGEST = '__ingest_ts'
 const RECEIVED = 1_764_547_200_123_456n
