@@ -69,6 +69,11 @@ export function markerBody(batchIds: string[], snapshotId: bigint | null, commit
 }
 
 /** When the intake received the batch (x-amz-meta-received, microseconds), else the store's time. */
+/** The elements the edge stored in a batch (x-amz-meta-rows): a batch that cannot be read counts them all as rejected. */
+export function storedRows(head: S3Head): number {
+  return Number(head.metadata.rows ?? 0)
+}
+
 export function receivedMicros(head: S3Head): bigint {
   const received = head.metadata.received
   if (received) {

@@ -23,8 +23,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   const warehouses = new Warehouses(config)
   const compression = loadZstd()
   const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
-  // Threads load their code while the tick leases its sinks, not inside the first roll.
-  scanPool?.warm().catch((err) => log.warn('scan threads did not start; batches wait for them', { error: String(err) }))
+  // Threads load their code before the first lease, not inside the first roll: a lease is taken
+  // only when the roller can roll at once.
+  const warm = scanPool?.warm().catch((err) => log.warn('scan threads did not start; batches wait for them', { error: String(err) }))
 
   async function rollOne(sink: SinkView): Promise<boolean> {
     const rollId = `roll-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
@@ -79,6 +80,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   return {
     async tick(opts = {}) {
       metrics.lastTickAt = new Date()
+      await warm
       const sinks = await api.lease(opts)
       let rolled = 0
       let failed = 0

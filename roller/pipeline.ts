@@ -1,4 +1,4 @@
-// Bounded concurrency for the roll's reads and deletes: a few batches read ahead, a few deletes in flight.
+// Bounded concurrency for the roll's reads: a few batches read ahead of the one being validated.
 
 /** Loads items a few ahead of the one being consumed, in order. */
 export async function* prefetch<T, R>(items: T[], depth: number, load: (item: T) => Promise<R>): AsyncGenerator<R> {
@@ -15,12 +15,4 @@ export async function* prefetch<T, R>(items: T[], depth: number, load: (item: T)
     if (next < items.length) start()
     yield result
   }
-}
-
-export async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) await work(items[next++])
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
 }

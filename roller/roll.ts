@@ -13,15 +13,14 @@ import type { Logger } from './log.ts'
 import { consumedRecords, recheckFor, storedBefore } from './recovery.ts'
 import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
 import { BatchChecker, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
-import { inParallel, prefetch } from './pipeline.ts'
+import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
 import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
 import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
 export const MAX_BATCHES = 1000
-/** Batches read ahead while one is validated (as many as a PyIceberg reader's 8 threads), and intake deletes in flight: bounded, for memory and the store. */
+/** Batches read ahead while one is validated (as many as a PyIceberg reader's 8 threads): bounded, for memory and the store. */
 const READ_AHEAD = 8
-const DELETE_CONCURRENCY = 8
 const RETENTION_PROPERTIES = { 'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '5' }
 
 export interface RollContext {
@@ -347,10 +346,10 @@ async function resolveUnknownCommit(table: LoadedTable, properties: Record<strin
 async function finishRoll(sink: SinkView, invariant: Invariant, checked: BatchOutcome[], commits: Committed[], ctx: RollContext, started: number): Promise<RollResult> {
   const keyOf = new Map(checked.map((b) => [b.batchId, b.key]))
   for (const c of commits) {
-    await inParallel(c.batchIds, DELETE_CONCURRENCY, async (id) => {
-      await ctx.bucket.delete(keyOf.get(id) ?? batchKey(sink.id, id))
-      await ctx.checkpoint('batch-delete')
-    })
+    // One DeleteObjects request (a roll names at most 1,000 batches): a store may apply it in part,
+    // which step 2 repairs like any other crash between the commit and the deletes.
+    await ctx.bucket.deleteMany(c.batchIds.map((id) => keyOf.get(id) ?? batchKey(sink.id, id)))
+    await ctx.checkpoint('batch-delete')
     // An empty roll's marker is its only record: it goes once the report is made (below).
     if (c.marker && c.snapshotId !== null) {
       await ctx.bucket.delete(c.marker)

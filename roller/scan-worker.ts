@@ -1,21 +1,28 @@
-// One scan-pool thread (scan-pool.ts): scanners compiled per schema and kept for the next batch.
+// One scan-pool thread (scan-pool.ts, which bundles this file and what it imports into one script):
+// scanners compiled per schema and kept for the next batch; a store client per bucket, kept likewise.
 import { parentPort } from 'node:worker_threads'
-import { BatchUnreadable, Scanner, type ScanOptions } from '../iceberg/ingest/scan.ts'
+import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
+import { S3Client, S3Error, type S3Config } from '../iceberg/io/s3.ts'
 import { parseSchema } from '../iceberg/metadata.ts'
 import type { Value } from '../iceberg/types.ts'
-import { transferables, type ScanReply } from './scan-pool.ts'
+import { receivedMicros, storedRows } from './intake.ts'
+import type { ScanReply } from './scan-pool.ts'
 
 interface ScanJob {
   id: number
   /** the table schema as lossless JSON (its write-defaults keep their exact digits) */
   schema: string
   opts: ScanOptions
-  body: Uint8Array
-  constants: Record<string, Value>
+  /** bytes to scan… */
+  body?: Uint8Array
+  constants?: Record<string, Value>
+  /** …or an object to read first, its arrival time the constant `stamp` */
+  read?: { s3: S3Config; key: string; stamp: string }
 }
 
 const KEPT = 8
 const scanners = new Map<string, Scanner>()
+const clients = new Map<string, S3Client>()
 
 function scannerFor(job: ScanJob): Scanner {
   const key = `${job.opts.formatVersion}|${(job.opts.constants ?? []).join(',')}|${job.schema}`
@@ -27,15 +34,60 @@ function scannerFor(job: ScanJob): Scanner {
   return s
 }
 
-parentPort!.on('message', (job: ScanJob) => {
+function clientFor(config: S3Config): S3Client {
+  const key = JSON.stringify(config)
+  let c = clients.get(key)
+  if (!c) {
+    if (clients.size >= KEPT) clients.delete(clients.keys().next().value!)
+    clients.set(key, (c = new S3Client(config)))
+  }
+  return c
+}
+
+async function run(job: ScanJob): Promise<ScanReply> {
+  if (!job.read) {
+    const ok = scannerFor(job).scan(job.body!, job.constants ?? {})
+    return { id: job.id, ok, head: null }
+  }
+  const got = await clientFor(job.read.s3).get(job.read.key)
+  if (!got) return { id: job.id, missing: true }
+  try {
+    const ok = scannerFor(job).scan(got.body, { [job.read.stamp]: receivedMicros(got.head) })
+    return { id: job.id, ok, head: got.head }
+  } catch (err) {
+    // A batch that is not text has no lines to count: the edge's count of its elements stands in.
+    if (err instanceof BatchUnreadable) throw new BatchUnreadable(err.message, err.lines ?? storedRows(got.head))
+    throw err
+  }
+}
+
+/** The buffers of a scanned batch, each once: moved, not copied, back to the main thread. */
+function transferables(out: ScannedBatch): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>()
+  for (const col of out.columns.columns.values()) {
+    if (col.kind !== 'flat') continue
+    if (col.present) buffers.add(col.present.buffer as ArrayBuffer)
+    const d = col.data
+    if (d.physical === 'BYTE_ARRAY') {
+      buffers.add(d.offsets.buffer as ArrayBuffer)
+      buffers.add(d.bytes.buffer as ArrayBuffer)
+    } else if (d.physical === 'FIXED_LEN_BYTE_ARRAY') buffers.add(d.bytes.buffer as ArrayBuffer)
+    else buffers.add(d.values.buffer as ArrayBuffer)
+  }
+  return [...buffers]
+}
+
+parentPort!.on('message', async (job: ScanJob) => {
   let reply: ScanReply
   try {
-    const ok = scannerFor(job).scan(job.body, job.constants)
-    parentPort!.postMessage({ id: job.id, ok } satisfies ScanReply, transferables(ok))
-    return
+    reply = await run(job)
+    if ('ok' in reply) {
+      parentPort!.postMessage(reply, transferables(reply.ok))
+      return
+    }
   } catch (err) {
-    reply = err instanceof BatchUnreadable
-      ? { id: job.id, unreadable: { message: err.message, lines: err.lines } }
+    reply = err instanceof BatchUnreadable ? { id: job.id, unreadable: { message: err.message, lines: err.lines } }
+      : err instanceof S3Error ? { id: job.id, s3: { status: err.status, code: err.code, message: err.message } }
       : { id: job.id, error: (err as Error).stack ?? String(err) }
   }
   parentPort!.postMessage(reply)

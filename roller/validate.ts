@@ -1,13 +1,13 @@
 // One batch, row by row: each stored line checked against the table's schema, __ingest_ts stamped from
 // the batch's arrival, and the reject lines collected. An append sink's rows go straight into column
 // buffers (iceberg/ingest/scan.ts); a keyed sink's stay rows, since the latest per key is chosen by row.
-import { BatchUnreadable, Scanner, type ScannedBatch } from '../iceberg/ingest/scan.ts'
+import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
 import { parseLossless } from '../iceberg/json.ts'
 import type { ColumnBatch } from '../iceberg/parquet/columns.ts'
-import type { Row, Schema, Value } from '../iceberg/types.ts'
+import type { Row, Schema } from '../iceberg/types.ts'
 import { toRow } from '../iceberg/values.ts'
-import { receivedMicros } from './intake.ts'
+import { receivedMicros, storedRows } from './intake.ts'
 import { rejectLine, wholeBatchLine, type RowReject, type WholeBatchReason } from './rejects.ts'
 import type { ScanPool } from './scan-pool.ts'
 
@@ -36,20 +36,16 @@ export interface CheckedBatch {
 
 /** How a roll checks its batches: compiled once per roll from the table's current schema. */
 export class BatchChecker {
-  private readonly scan: ((body: Uint8Array, constants: Record<string, Value>) => Promise<ScannedBatch>) | null
+  private readonly opts: ScanOptions
+  private readonly scanner: Scanner | null
 
   /**
    * `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null).
-   * `pool`: threads to scan on (an append sink's batches); none scans on this thread.
+   * `pool`: threads to read and scan on (an append sink's batches); none: this thread does both.
    */
-  constructor(private readonly schema: Schema, private readonly formatVersion: 2 | 3, private readonly key: string[] | null = null, pool: ScanPool | null = null) {
-    const opts = { formatVersion, constants: [INGEST_TS] }
-    if (key) this.scan = null
-    else if (pool) this.scan = (body, constants) => pool.scan(schema, opts, body, constants)
-    else {
-      const scanner = new Scanner(schema, opts)
-      this.scan = async (body, constants) => scanner.scan(body, constants)
-    }
+  constructor(private readonly schema: Schema, private readonly formatVersion: 2 | 3, private readonly key: string[] | null = null, private readonly pool: ScanPool | null = null) {
+    this.opts = { formatVersion, constants: [INGEST_TS] }
+    this.scanner = key || pool ? null : new Scanner(schema, this.opts)
   }
 
   /** Null when the object is gone (another roller consumed it meanwhile). */
@@ -60,30 +56,40 @@ export class BatchChecker {
     if (batch.size > MAX_BATCH_BYTES) {
       const head = await s3.head(batch.key)
       if (!head) return null
-      return whole('batch_too_large', `the object is ${batch.size} bytes; a producer's batch may be 16 MiB at most`, Number(head.metadata.rows ?? 0))
+      return whole('batch_too_large', `the object is ${batch.size} bytes; a producer's batch may be 16 MiB at most`, storedRows(head))
     }
-    const got = await s3.get(batch.key)
-    if (!got) return null
-    const received = receivedMicros(got.head)
-    const elementIndex = elementIndexes(got.head.metadata)
     const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: 0, rejectLines: [] }
     try {
-      if (this.scan) {
-        const scanned = await this.scan(got.body, { [INGEST_TS]: received })
-        checked.columns = scanned.columns
-        checked.rows = scanned.columns.rows
-        for (const r of scanned.rejected) {
-          checked.rejected++
-          for (const reject of r.rejects) checked.rejectLines.push(rejectLine(batch.batchId, elementIndex(r.line), r.line, reject, r.text))
-        }
-      } else {
-        this.checkKeyed(got.body, received, elementIndex, checked)
+      if (this.pool && !this.key) {
+        const read = await this.pool.read(s3.config, batch.key, this.schema, this.opts, INGEST_TS)
+        if (!read) return null
+        this.addScanned(read.scanned, elementIndexes(read.head.metadata), checked)
+        return checked
+      }
+      const got = await s3.get(batch.key)
+      if (!got) return null
+      const received = receivedMicros(got.head)
+      try {
+        if (this.scanner) this.addScanned(this.scanner.scan(got.body, { [INGEST_TS]: received }), elementIndexes(got.head.metadata), checked)
+        else this.checkKeyed(got.body, received, elementIndexes(got.head.metadata), checked)
+      } catch (err) {
+        if (err instanceof BatchUnreadable && err.lines === null) throw new BatchUnreadable(err.message, storedRows(got.head))
+        throw err
       }
     } catch (err) {
       if (!(err instanceof BatchUnreadable)) throw err
-      return whole('batch_unreadable', err.message, err.lines ?? Number(got.head.metadata.rows ?? 0))
+      return whole('batch_unreadable', err.message, err.lines ?? 0)
     }
     return checked
+  }
+
+  private addScanned(scanned: ScannedBatch, elementIndex: (line: number) => number | null, checked: CheckedBatch): void {
+    checked.columns = scanned.columns
+    checked.rows = scanned.columns.rows
+    for (const r of scanned.rejected) {
+      checked.rejected++
+      for (const reject of r.rejects) checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(r.line), r.line, reject, r.text))
+    }
   }
 
   /** The reference path (parseLossless + toRow), rows kept: a keyed roll picks the latest per key. */

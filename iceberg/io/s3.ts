@@ -77,7 +77,7 @@ export class S3Client {
   private readonly aws: AwsClient
   private readonly base: string
 
-  constructor(private readonly config: S3Config) {
+  constructor(readonly config: S3Config) {
     this.bucket = config.bucket
     this.aws = new AwsClient({
       accessKeyId: config.accessKeyId,

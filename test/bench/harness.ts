@@ -99,17 +99,19 @@ export interface Measured {
   wallSeconds: number
   /** Peak RSS of the child (and its descendants' largest), KiB, from /usr/bin/time. */
   maxRssKib: number
+  /** User + system CPU seconds of the child and its waited-for descendants, from /usr/bin/time. */
+  cpuSeconds: number
 }
 
 /**
- * Runs `cmd args` under /usr/bin/time -f '%M' in its own process group (a timeout or the bench's
+ * Runs `cmd args` under /usr/bin/time -f '%U %S %M' in its own process group (a timeout or the bench's
  * cleanup kills the whole group). Throws with the tail of its output when it exits non-zero.
  */
 export function measured(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs: number; what: string }): Promise<Measured> {
   const timeFile = join(os.tmpdir(), `lhbox-bench-time-${crypto.randomUUID()}.txt`)
   const started = process.hrtime.bigint()
   return new Promise((resolve, reject) => {
-    const child = spawn(TIME, ['-f', '%M', '-o', timeFile, cmd, ...args], { cwd: ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    const child = spawn(TIME, ['-f', '%U %S %M', '-o', timeFile, cmd, ...args], { cwd: ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     children.add(child)
     let stdout = ''
     let stderr = ''
@@ -139,9 +141,9 @@ export function measured(cmd: string, args: string[], opts: { env?: NodeJS.Proce
         const why = timedOut ? `timed out after ${opts.timeoutMs / 1000} s` : `exited with ${code ?? signal}`
         return reject(new Error(`${opts.what} ${why}:\n${stdout.slice(-3000)}\n${stderr.slice(-3000)}\n${timeText.slice(-500)}`))
       }
-      const rss = timeText.trim().split('\n').at(-1) ?? ''
-      if (!/^\d+$/.test(rss)) return reject(new Error(`${opts.what}: no peak RSS from ${TIME} (${JSON.stringify(timeText)})`))
-      resolve({ stdout, stderr, wallSeconds, maxRssKib: Number(rss) })
+      const figures = /^([\d.]+) ([\d.]+) (\d+)$/.exec(timeText.trim().split('\n').at(-1) ?? '')
+      if (!figures) return reject(new Error(`${opts.what}: no CPU time and peak RSS from ${TIME} (${JSON.stringify(timeText)})`))
+      resolve({ stdout, stderr, wallSeconds, maxRssKib: Number(figures[3]), cpuSeconds: Number(figures[1]) + Number(figures[2]) })
     })
   })
 }

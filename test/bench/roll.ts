@@ -205,7 +205,7 @@ async function main(): Promise<void> {
           // where the roll's time went: seconds at which the last batch was checked, the data file stored, the commit made, the batches deleted
           const at = (step: string) => (r.steps[step] ?? NaN) / 1000
           const extra = { 'reloaded at s': at('reload'), 'validated at s': at('rejects'), 'file stored at s': at('data-file'), 'committed at s': at('commit'), 'deleted at s': at('before-report') }
-          return { workSeconds: num(view.last_roll.seconds), wallSeconds: r.wallSeconds, maxRssKib: r.maxRssKib, extra }
+          return { workSeconds: num(view.last_roll.seconds), wallSeconds: r.wallSeconds, maxRssKib: r.maxRssKib, extra: { 'process cpu s': r.cpuSeconds, ...extra } }
         },
         check: (c) => ({ side: 'ours', table: c.sink.table, expected: expected.ours }),
       },
@@ -222,7 +222,7 @@ async function main(): Promise<void> {
             throw new Error(`PyIceberg appended ${out.rows} rows from ${out.batches} objects (${out.added_records} in its snapshot), expected ${sent.rows} from ${BATCHES}`)
           }
           const s = out.seconds
-          return { workSeconds: num(s.work), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra: { 'catalog (untimed) s': num(s.catalog), 'setup s': num(s.setup), 'list s': num(s.list), 'read+parse s': num(s.read), 'append s': num(s.append) } }
+          return { workSeconds: num(s.work), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra: { 'process cpu s': m.cpuSeconds, 'catalog (untimed) s': num(s.catalog), 'setup s': num(s.setup), 'list s': num(s.list), 'read+parse s': num(s.read), 'append s': num(s.append) } }
         },
         check: (c) => ({ side: 'pyiceberg', table: c.pyTable, expected: expected.pyiceberg }),
       },

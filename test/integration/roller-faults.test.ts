@@ -73,11 +73,13 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
   it('failing deletes: the committed roll stays once, the next tick ends at the repair, lag grows; healthy, it repairs and catches up', async () => {
     const sink = await sinkOn(proxied.name, { sql: proxied.id })
     await sendRows(sink, [['a', rowsOf(1, 2)], ['b', rowsOf(3, 2)]])
+    // Step 7 deletes a roll's batches with one DeleteObjects request; step 2's repair deletes them one by one.
+    const batchDeletes = proxy.rule({ method: 'POST', path: new RegExp(`^/${B()}\\?delete`), body: new RegExp(`_sink/${sink.id}/[^<]+\\.ndjson`), action: s3Error('InternalError', 500) })
     const deletes = proxy.rule({ method: 'DELETE', path: new RegExp(`^/${B()}/_sink/${sink.id}/[^/]+\\.ndjson$`), action: s3Error('InternalError', 500) })
 
     const first = await tick(sink)
     expect(first.code).toBe(1) // committed, then its step-7 delete failed: no report
-    expect(deletes.matched).toBeGreaterThan(0)
+    expect(batchDeletes.matched).toBeGreaterThan(0)
     let s = await scan(sink.catalog, sink.table)
     expectExactlyOnce(s, [1, 2, 3, 4])
     expect(sinkSnapshots(s, sink.id)).toHaveLength(1)

@@ -132,9 +132,9 @@ it('the snapshot history expired while a marker remains: the marker keeps the ba
   await sendRows(sink, [{ id: 'a', rows: rowsOf(1, 2) }, { id: 'b', rows: rowsOf(3, 2) }])
   const s3 = bucket()
   const saved = await Promise.all(['a', 'b'].map(async (id) => ({ key: intakeKey(sink.id, id), got: (await s3.get(intakeKey(sink.id, id)))! })))
-  // killed after both batch deletes, before the marker delete and the report (restarted under the
+  // killed after the batch deletes, before the marker delete and the report (restarted under the
   // same roller id below: the dead roller's lease is still held)
-  const killed = await rollerTick({ sink: sink.id, killAt: 'batch-delete:2', rollerId: 'marker-roller' })
+  const killed = await rollerTick({ sink: sink.id, killAt: 'batch-delete', rollerId: 'marker-roller' })
   expect(killed.signal).toBe('SIGKILL')
   const left = await batchObjects(sink.id)
   expect(left).toHaveLength(1)
