@@ -35,6 +35,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     const end = metrics.rollDuration.startTimer()
     // When each step boundary was last passed (ms since the roll began): where a slow roll spends its time.
     const began = Date.now()
+    const cpu = process.cpuUsage()
     const reached: Record<string, number> = {}
     const timed = (name: string) => {
       reached[name] = Date.now() - began
@@ -64,7 +65,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       metrics.rowsCommitted.inc(result.rows)
       metrics.rowsRejected.inc(result.rejectedRows)
       metrics.repairs.inc(result.repaired)
-      slog.info('rolled', { batches: result.batches, rows: result.rows, rejected_rows: result.rejectedRows, snapshots: result.snapshotIds, repaired: result.repaired, steps_ms: reached })
+      slog.info('rolled', { batches: result.batches, rows: result.rows, rejected_rows: result.rejectedRows, snapshots: result.snapshotIds, repaired: result.repaired, steps_ms: reached, cpu_ms: cpuMs(cpu) })
       return true
     } catch (err) {
       metrics.rolls.inc({ outcome: err instanceof EndTick ? 'ended' : 'failed' })
@@ -115,4 +116,10 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       await warehouses.close()
     },
   }
+}
+
+/** CPU time the whole process (scan threads included) spent since `from`, in ms. */
+function cpuMs(from: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(from)
+  return Math.round((used.user + used.system) / 1000)
 }

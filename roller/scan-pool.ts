@@ -99,7 +99,9 @@ export class ScanPool {
   }
 
   private start(): PoolWorker {
-    const worker = new Worker(workerScript(), { eval: true })
+    // A small young generation: a thread's garbage is mostly batch bodies, freed sooner by more
+    // frequent scavenges (bench:roll: peak RSS 244 MiB against 289 MiB at V8's default, same speed).
+    const worker = new Worker(workerScript(), { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
     let loaded = () => {}
     const ready = new Promise<void>((resolve) => (loaded = resolve))
     const w: PoolWorker = { worker, jobs: new Map(), ready }

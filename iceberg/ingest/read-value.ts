@@ -176,7 +176,13 @@ function decimal(c: Cursor, col: Column, b: ColumnBuilder): boolean {
     for (let k = c.fractionStart; k < c.fractionEnd; k++) n = n * 10 + (buf[k] - 0x30)
     for (let k = fracDigits; k < col.scale; k++) n *= 10
     if (c.negative && n !== 0) n = -n
-    b.appendValue(col.precision <= 9 ? n : BigInt(n))
+    // the unscaled value is within ±10^15: written as it is, no BigInt made (INT32 or INT64 by precision)
+    if (col.precision > 18) b.appendValue(BigInt(n))
+    else if (col.precision > 9) b.appendSafeInt64(n)
+    else {
+      b.i32[b.slot()] = n
+      b.commitValue()
+    }
     return true
   }
   const text = latin1.decode(buf.subarray(i, c.digitsEnd)) + latin1.decode(buf.subarray(c.fractionStart, c.fractionEnd)) + '0'.repeat(col.scale - fracDigits)

@@ -375,6 +375,8 @@ export interface RollerRun extends Measured {
   rolled: { batches: number; rows: number; rejectedRows: number } | null
   /** ms since the roll began at which each step boundary was last passed (the roller's 'rolled' log) */
   steps: Record<string, number>
+  /** CPU seconds of the whole roller process during the roll (its threads included; the 'rolled' log's cpu_ms) */
+  rollCpuSeconds: number
 }
 
 /** One `roller/main.ts tick --force --sink <id>` (the `npm run roller -- tick --force` path), measured. */
@@ -395,7 +397,7 @@ export async function rollerTick(b: BenchStack, sinkId: string, opts: { nodeFlag
   if (failed) throw new Error(`roller tick: ${failed.msg}: ${failed.error ?? ''}\n${run.stdout.slice(-3000)}`)
   const r = logs.find((l) => l.msg === 'rolled')
   const steps = Object.fromEntries(Object.entries((r?.steps_ms ?? {}) as Record<string, unknown>).map(([k, v]) => [k, num(v)]))
-  return { ...run, rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null, steps }
+  return { ...run, rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null, steps, rollCpuSeconds: r?.cpu_ms === undefined ? NaN : num(r.cpu_ms) / 1000 }
 }
 
 // ---- the rows of common.ts rowJson -------------------------------------------------------------------

@@ -205,7 +205,7 @@ async function main(): Promise<void> {
           // where the roll's time went: seconds at which the last batch was checked, the data file stored, the commit made, the batches deleted
           const at = (step: string) => (r.steps[step] ?? NaN) / 1000
           const extra = { 'reloaded at s': at('reload'), 'validated at s': at('rejects'), 'file stored at s': at('data-file'), 'committed at s': at('commit'), 'deleted at s': at('before-report') }
-          return { workSeconds: num(view.last_roll.seconds), wallSeconds: r.wallSeconds, maxRssKib: r.maxRssKib, extra: { 'process cpu s': r.cpuSeconds, ...extra } }
+          return { workSeconds: num(view.last_roll.seconds), wallSeconds: r.wallSeconds, maxRssKib: r.maxRssKib, extra: { 'process cpu s': r.cpuSeconds, 'roll cpu s': r.rollCpuSeconds, ...extra } }
         },
         check: (c) => ({ side: 'ours', table: c.sink.table, expected: expected.ours }),
       },
