@@ -1,6 +1,6 @@
 // What a table must be for a sink to feed it (spec "What a sink is", "A key"), and the policy ranges.
-import { currentSchema, defaultSpec, type TableMetadata } from '../iceberg/metadata.ts'
-import { isPrimitive, parsePrimitive, type IcebergType, type NestedField } from '../iceberg/types.ts'
+import { currentSchema, defaultSpec, type TableMetadata } from '../iceberg/spec/metadata.ts'
+import { isPrimitive, parsePrimitive, type IcebergType, type NestedField } from '../iceberg/spec/types.ts'
 import { ApiError } from './errors.ts'
 
 export const POLICY = {

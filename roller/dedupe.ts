@@ -2,13 +2,13 @@
 // — latest by __ingest_ts, a tie going to the later commit (data sequence number) — in one commit.
 // Refused past 1 GiB of data files or 10 million rows, with the reason in dedupe.last.
 import { CommitConflict, type Catalog } from '../iceberg/catalog/index.ts'
-import { currentSchema, currentSnapshot, defaultSpec } from '../iceberg/metadata.ts'
-import type { Compression } from '../iceberg/parquet.ts'
-import { readDataFile } from '../iceberg/parquet-read.ts'
+import { currentSchema, currentSnapshot, defaultSpec } from '../iceberg/spec/metadata.ts'
+import type { Compression } from '../iceberg/parquet/data-file.ts'
+import { readDataFile } from '../iceberg/parquet/read-rows.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
-import { readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry } from '../iceberg/rewrite.ts'
-import type { Row } from '../iceberg/types.ts'
+import { readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry } from '../iceberg/transaction/replace.ts'
+import type { Row } from '../iceberg/spec/types.ts'
 import type { SinkView } from './api.ts'
 import { keyOf, upsertProblem } from './upsert.ts'
 import { INGEST_TS } from './validate.ts'

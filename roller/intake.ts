@@ -1,7 +1,7 @@
 // The sink's objects in the bucket: intake batches, committed markers (DESIGN.md "Data layout").
-import { parseLossless } from '../iceberg/json.ts'
+import { parseLossless } from '../iceberg/spec/json.ts'
 import type { S3Client, S3Head } from '../iceberg/io/s3.ts'
-import { parseTimestamp } from '../iceberg/temporal.ts'
+import { parseTimestamp } from '../iceberg/spec/temporal.ts'
 
 export const batchKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/${batchId}.ndjson`
 export const markerKey = (sinkId: string, dataFileName: string) => `_sink/${sinkId}/committed/${dataFileName}.json`

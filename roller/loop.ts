@@ -1,5 +1,5 @@
 // Ticks: lease the due sinks, roll each, and keep going whatever one sink does.
-import { loadZstd } from '../iceberg/zstd.ts'
+import { loadZstd } from '../iceberg/parquet/zstd.ts'
 import { EdgeApi, type SinkView } from './api.ts'
 import { Warehouses } from './catalogs.ts'
 import type { RollerConfig } from './config.ts'

@@ -4,7 +4,7 @@
 // carry no lakehousebox.sink.* keys; exactly-once holds through them because step 2 of every roll
 // reads every retained snapshot AND the committed markers, which cover history that expiry removed.
 import type { Catalog } from '../iceberg/catalog/index.ts'
-import type { RetryPolicy } from '../iceberg/commit.ts'
+import type { RetryPolicy } from '../iceberg/transaction/commit.ts'
 import { compactTable } from '../iceberg/maintenance/compact.ts'
 import { deleteUnreachable, expireSnapshots } from '../iceberg/maintenance/expire.ts'
 import { rewriteManifests } from '../iceberg/maintenance/rewrite-manifests.ts'

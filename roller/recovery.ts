@@ -1,8 +1,8 @@
 // Exactly once by recovery (spec "Exactly once"): a batch is consumed when a retained snapshot of this
 // sink, or a committed marker, names it — and it was stored before that record, with 1 h tolerance.
 import type { LoadedTable } from '../iceberg/catalog/index.ts'
-import { CommitAbandoned } from '../iceberg/commit.ts'
-import type { TableMetadata } from '../iceberg/metadata.ts'
+import { CommitAbandoned } from '../iceberg/transaction/commit.ts'
+import type { TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Marker } from './intake.ts'
 
 /** The summary keys, current prefix first; an older roll's prefix still counts. */

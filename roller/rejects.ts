@@ -1,7 +1,7 @@
 // Rejects files: _sink/<sink>/rejects/<batch>.ndjson, one JSON object per rejected row with the
 // original row's bytes (spec "Rejects"); swept after 7 days.
 import type { S3Client } from '../iceberg/io/s3.ts'
-import type { Reject } from '../iceberg/values.ts'
+import type { Reject } from '../iceberg/spec/values.ts'
 
 /** A row's reason: the value checks' (values.ts), or a keyed sink's key_null. */
 export type RowReject = Omit<Reject, 'reason'> & { reason: Reject['reason'] | 'key_null' }

@@ -1,12 +1,12 @@
 // The roll, step by step as the spec says it ("The roll", "Exactly once", "Rejects").
 // Every step boundary is a checkpoint: a crash point the tests kill the roller at.
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
-import { addColumnsChange, CommitAbandoned, commitWithRetry, type RetryPolicy } from '../iceberg/commit.ts'
+import { addColumnsChange, CommitAbandoned, commitWithRetry, type RetryPolicy } from '../iceberg/transaction/commit.ts'
 import { appendFiles } from '../iceberg/transaction/merge-append.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
-import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts'
-import type { Compression } from '../iceberg/parquet.ts'
-import type { TableUpdate } from '../iceberg/updates.ts'
+import { currentSchema, type TableMetadata } from '../iceberg/spec/metadata.ts'
+import type { Compression } from '../iceberg/parquet/data-file.ts'
+import type { TableUpdate } from '../iceberg/spec/updates.ts'
 import type { RollReport, SinkView } from './api.ts'
 import { batchKey, EndTick, listIntake, markerBody, markerKey, readMarker, receivedMicros, type IntakeObject, type Marker } from './intake.ts'
 import type { Logger } from './log.ts'

@@ -10,8 +10,8 @@ import { Worker } from 'node:worker_threads'
 import { buildSync } from 'esbuild'
 import { BatchUnreadable, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import { S3Error, type S3Config, type S3Head } from '../iceberg/io/s3.ts'
-import { stringifyLossless } from '../iceberg/json.ts'
-import type { Schema, Value } from '../iceberg/types.ts'
+import { stringifyLossless } from '../iceberg/spec/json.ts'
+import type { Schema, Value } from '../iceberg/spec/types.ts'
 
 /** A batch read from the store and scanned; its `stamp` constant is the batch's arrival time. */
 export interface ReadBatch {

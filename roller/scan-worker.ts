@@ -3,8 +3,8 @@
 import { parentPort } from 'node:worker_threads'
 import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import { S3Client, S3Error, type S3Config } from '../iceberg/io/s3.ts'
-import { parseSchema } from '../iceberg/metadata.ts'
-import type { Value } from '../iceberg/types.ts'
+import { parseSchema } from '../iceberg/spec/metadata.ts'
+import type { Value } from '../iceberg/spec/types.ts'
 import { receivedMicros, storedRows } from './intake.ts'
 import type { ScanReply } from './scan-pool.ts'
 

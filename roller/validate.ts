@@ -3,10 +3,10 @@
 // buffers (iceberg/ingest/scan.ts); a keyed sink's stay rows, since the latest per key is chosen by row.
 import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
-import { parseLossless } from '../iceberg/json.ts'
+import { parseLossless } from '../iceberg/spec/json.ts'
 import type { ColumnBatch } from '../iceberg/parquet/columns.ts'
-import type { Row, Schema } from '../iceberg/types.ts'
-import { toRow } from '../iceberg/values.ts'
+import type { Row, Schema } from '../iceberg/spec/types.ts'
+import { toRow } from '../iceberg/spec/values.ts'
 import { receivedMicros, storedRows } from './intake.ts'
 import { rejectLine, wholeBatchLine, type RowReject, type WholeBatchReason } from './rejects.ts'
 import type { ScanPool } from './scan-pool.ts'

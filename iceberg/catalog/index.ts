@@ -2,10 +2,10 @@
 // what the caller may do: CommitConflict → retry on a fresh base; CommitStateUnknown → reload and
 // look for your own snapshot, never retry blindly; NoSuchTable / NoSuchNamespace / TableAlreadyExists.
 import type { FileIO } from '../io/file-io.ts'
-import type { TableMetadata } from '../metadata.ts'
-import type { PartitionFieldInput } from '../partition.ts'
-import type { NestedField } from '../types.ts'
-import type { TableRequirement, TableUpdate } from '../updates.ts'
+import type { TableMetadata } from '../spec/metadata.ts'
+import type { PartitionFieldInput } from '../spec/partition.ts'
+import type { NestedField } from '../spec/types.ts'
+import type { TableRequirement, TableUpdate } from '../spec/updates.ts'
 
 export interface TableIdentifier {
   namespace: string[]

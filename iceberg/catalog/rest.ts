@@ -7,10 +7,10 @@
 // JSON.parse would round them. Requirements and updates are written with stringifyLossless so
 // bigint ids go out as exact JSON integers.
 import { S3FileIO, type FileIO } from '../io/file-io.ts'
-import { parseLossless, stringifyLossless } from '../json.ts'
-import { assignFreshIds, parseMetadata } from '../metadata.ts'
-import { buildPartitionSpec } from '../partition.ts'
-import type { TableRequirement, TableUpdate } from '../updates.ts'
+import { parseLossless, stringifyLossless } from '../spec/json.ts'
+import { assignFreshIds, parseMetadata } from '../spec/metadata.ts'
+import { buildPartitionSpec } from '../spec/partition.ts'
+import type { TableRequirement, TableUpdate } from '../spec/updates.ts'
 import {
   CatalogError, CommitConflict, CommitStateUnknown, NoSuchNamespace, NoSuchTable, TableAlreadyExists,
   type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier,

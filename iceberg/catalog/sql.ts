@@ -2,8 +2,8 @@
 // tables with no server. A commit writes metadata/<n>-<uuid>.metadata.json, then compare-and-swaps
 // the row's metadata_location (0 rows → CommitConflict).
 import type { FileIO } from '../io/file-io.ts'
-import { newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../metadata.ts'
-import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../updates.ts'
+import { newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../spec/metadata.ts'
+import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../spec/updates.ts'
 import {
   CatalogError, CommitConflict, CommitStateUnknown, NoSuchNamespace, NoSuchTable, TableAlreadyExists,
   type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier,

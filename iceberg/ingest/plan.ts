@@ -1,9 +1,9 @@
 // What the scanner does with each column of a schema, decided once: the kind of value it reads
 // itself, and the reference converter (values.ts) for everything else.
 
-import { LosslessNumber } from '../json.ts'
-import type { NestedField, Value } from '../types.ts'
-import { valueConverter, writeDefaultOf } from '../values.ts'
+import { LosslessNumber } from '../spec/json.ts'
+import type { NestedField, Value } from '../spec/types.ts'
+import { valueConverter, writeDefaultOf } from '../spec/values.ts'
 
 const utf8 = new TextEncoder()
 

@@ -2,8 +2,8 @@
 // a JavaScript value, the rest through the column's reference converter. Anything this reader is not
 // sure of answers false, and the scanner checks the row the reference way instead.
 
-import { LosslessNumber, parseLossless } from '../json.ts'
-import type { ColumnBuilder } from './builders.ts'
+import { LosslessNumber, parseLossless } from '../spec/json.ts'
+import type { ColumnBuilder } from '../parquet/builders.ts'
 import { withinInt64, type Cursor } from './cursor.ts'
 import { Kind, type Column } from './plan.ts'
 import { dateAt, timestampAt, type Instant } from './temporal-bytes.ts'

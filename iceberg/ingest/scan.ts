@@ -9,11 +9,11 @@
 // and a rejected row leaves nothing in the columns; test/unit/iceberg/scan.test.ts checks on
 // generated rows that an accepted row's values are exactly toRow's.
 
-import { parseLossless } from '../json.ts'
+import { parseLossless } from '../spec/json.ts'
 import type { ColumnBatch } from '../parquet/columns.ts'
-import type { NestedField, Schema, Value } from '../types.ts'
-import { toRow, type Reject } from '../values.ts'
-import { buildersFor, finishBatch, type ColumnBuilder } from './builders.ts'
+import type { NestedField, Schema, Value } from '../spec/types.ts'
+import { toRow, type Reject } from '../spec/values.ts'
+import { buildersFor, finishBatch, type ColumnBuilder } from '../parquet/builders.ts'
 import { Cursor, isBlank } from './cursor.ts'
 import { compileColumn, Kind, type Column } from './plan.ts'
 import { readValue } from './read-value.ts'

@@ -2,7 +2,7 @@
 // temporal.ts's parseDate and parseTimestamp accept (the scanner's differential test holds them to
 // it) and refusing the rest, which the scanner then hands to those parsers for the reason.
 
-import { daysFromCivil } from '../temporal.ts'
+import { daysFromCivil } from '../spec/temporal.ts'
 
 /** Seconds since the epoch (UTC) and the nanoseconds of a date-time. */
 export interface Instant {

@@ -11,7 +11,7 @@
 //    commits in flight (written, not yet committed): keep it well above a commit's duration.
 
 import { parseS3Location, S3FileIO, type FileIO } from '../io/file-io.ts'
-import type { TableMetadata } from '../metadata.ts'
+import type { TableMetadata } from '../spec/metadata.ts'
 import type { LoadedTable } from '../catalog/index.ts'
 import {
   forEachLimit, isNotFound, locationKey, ManifestCache, snapshotManifests, statisticsFiles, walkReachable,

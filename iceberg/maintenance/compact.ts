@@ -1,7 +1,7 @@
 // Compaction (bin-packing): per partition, the live data files below the target size are merged into
 // as few files as fit the target and committed as one `replace` snapshot that changes no row.
 //
-// Files are merged at the Parquet level (parquet-concat.ts: column chunks copied byte for byte, a
+// Files are merged at the Parquet level (parquet/concat-files.ts: column chunks copied byte for byte, a
 // new footer), so no value is ever decoded; only files with identical Parquet schemas and key-value
 // metadata go into one output. The merged file's manifest metrics come from the inputs' entries
 // (merge-metrics.ts). v3 tables keep row lineage exact: the merged file carries each row's
@@ -18,13 +18,13 @@
 // orphan is harmless, deleting a committed file is not).
 
 import { CommitConflict, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { DEFAULT_RETRY, type RetryPolicy } from '../commit.ts'
-import type { DataFile } from '../manifest.ts'
-import { currentSchema } from '../metadata.ts'
-import { newSnapshotId } from '../snapshot.ts'
-import { partitionKey, readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry, type TableFiles } from '../rewrite.ts'
+import { DEFAULT_RETRY, type RetryPolicy } from '../transaction/commit.ts'
+import type { DataFile } from '../manifest/manifest.ts'
+import { currentSchema } from '../spec/metadata.ts'
+import { newSnapshotId } from '../transaction/snapshot.ts'
+import { partitionKey, readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry, type TableFiles } from '../transaction/replace.ts'
 import { mergeMetrics, primitiveTypes } from './merge-metrics.ts'
-import { concatParquet, mergeKey, NotMergeable, readFooter, type ConcatInput } from './parquet-concat.ts'
+import { concatParquet, mergeKey, NotMergeable, readFooter, type ConcatInput } from '../parquet/concat-files.ts'
 
 export const DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
 

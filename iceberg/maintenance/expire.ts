@@ -5,9 +5,9 @@
 // and only from the metadata this commit produced.
 
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type Change, type RetryPolicy } from '../commit.ts'
-import { branchSnapshotId, type TableMetadata } from '../metadata.ts'
-import type { TableRequirement } from '../updates.ts'
+import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type Change, type RetryPolicy } from '../transaction/commit.ts'
+import { branchSnapshotId, type TableMetadata } from '../spec/metadata.ts'
+import type { TableRequirement } from '../spec/updates.ts'
 
 export { deleteUnreachable, type CleanupOptions, type CleanupResult, type ListedObject } from './cleanup.ts'
 

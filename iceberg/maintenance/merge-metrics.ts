@@ -5,9 +5,9 @@
 // an input does not have is dropped for the merged file, except a bound of an input whose column
 // holds only nulls and NaNs there (it has no bound to give).
 
-import { compareBytes, compareValues } from '../bounds.ts'
-import type { DataFile } from '../manifest.ts'
-import { isPrimitive, parsePrimitive, type IcebergType, type NestedField, type Primitive, type Schema, type Value } from '../types.ts'
+import { compareBytes, compareValues } from '../spec/bounds.ts'
+import type { DataFile } from '../manifest/manifest.ts'
+import { isPrimitive, parsePrimitive, type IcebergType, type NestedField, type Primitive, type Schema, type Value } from '../spec/types.ts'
 
 type Count = number | bigint
 type Metrics = Pick<DataFile, 'recordCount' | 'columnSizes' | 'valueCounts' | 'nullValueCounts' | 'nanValueCounts' | 'lowerBounds' | 'upperBounds'>

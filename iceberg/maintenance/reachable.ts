@@ -7,8 +7,8 @@
 // older snapshots while they are retained.
 
 import { FileNotFound, type FileIO } from '../io/file-io.ts'
-import { DELETED, readManifest, readManifestList, type ManifestFile } from '../manifest.ts'
-import type { Snapshot, TableMetadata } from '../metadata.ts'
+import { DELETED, readManifest, readManifestList, type ManifestFile } from '../manifest/manifest.ts'
+import type { Snapshot, TableMetadata } from '../spec/metadata.ts'
 
 export type FileKind = 'metadata' | 'manifest-list' | 'manifest' | 'data' | 'delete' | 'statistics'
 

@@ -15,12 +15,12 @@
 // rewrite is planned again. An unknown outcome is resolved by looking for the snapshot id.
 
 import { CommitConflict, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { commitWithRetry, DEFAULT_RETRY, type RetryPolicy } from '../commit.ts'
-import { compareValues } from '../bounds.ts'
-import { EXISTING, hasLiveFiles, readManifestList, writeManifest, writeManifestList, type ManifestFile } from '../manifest.ts'
-import { currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../metadata.ts'
-import { readLiveFiles, RewriteStale, type LiveEntry, type ManifestCache, type TableFiles } from '../rewrite.ts'
-import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from '../snapshot.ts'
+import { commitWithRetry, DEFAULT_RETRY, type RetryPolicy } from '../transaction/commit.ts'
+import { compareValues } from '../spec/bounds.ts'
+import { EXISTING, hasLiveFiles, readManifestList, writeManifest, writeManifestList, type ManifestFile } from '../manifest/manifest.ts'
+import { currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
+import { readLiveFiles, RewriteStale, type LiveEntry, type ManifestCache, type TableFiles } from '../transaction/replace.ts'
+import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from '../transaction/snapshot.ts'
 import { mergeSettings, specAndSchema } from '../transaction/manifest-merge.ts'
 
 export interface RewriteManifestsOptions {

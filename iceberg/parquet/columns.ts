@@ -4,7 +4,7 @@
 // per row. Nested columns (struct, list, map) and geometry are the exception: they stay as the
 // Value representation of types.ts, one per row, and are encoded the general way.
 
-import type { Value } from '../types.ts'
+import type { Value } from '../spec/types.ts'
 
 /** The values of the rows that have one (nulls are only in `present`), in row order. */
 export type ColumnValues =

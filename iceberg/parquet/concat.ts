@@ -1,7 +1,7 @@
 // One column of a row group built from several batches: their buffers concatenated in order (a
 // single batch is passed through without a copy). A column a batch lacks is null in its rows.
 
-import type { Value } from '../types.ts'
+import type { Value } from '../spec/types.ts'
 import type { ColumnData, ColumnValues } from './columns.ts'
 import { ColumnDataError, type FlatColumn } from './flat.ts'
 

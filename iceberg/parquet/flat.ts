@@ -7,7 +7,7 @@
 import type { ColumnChunk, CompressionCodec, Encoding, PageHeader, SchemaElement } from 'hyparquet'
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js'
 import type { PageIndexes, Writer } from 'hyparquet-writer/src/types.js'
-import type { Primitive } from '../types.ts'
+import type { Primitive } from '../spec/types.ts'
 import type { Bytes } from './bytes.ts'
 import type { ColumnData, ColumnValues } from './columns.ts'
 import { writeDeltaInt32, writeDeltaInt64 } from './delta.ts'

@@ -1,13 +1,13 @@
 // Columns held as one Value per row (struct, list, map, geometry; or any column a producer handed
 // over that way) are encoded the general way: hyparquet-writer's Dremel levels and column writer,
-// exactly as ParquetWriter.write runs them for one top-level column (parquet.ts's writer), so these
+// exactly as ParquetWriter.write runs them for one top-level column (parquet/data-file.ts's writer), so these
 // columns come out as they always have, statistics included.
 
 import type { CompressionCodec, Encoding, SchemaTree } from 'hyparquet'
 import { writeColumn } from 'hyparquet-writer/src/column.js'
 import { encodeNestedValues } from 'hyparquet-writer/src/dremel.js'
 import type { ColumnEncoder, Compressors, PageIndexes, Writer } from 'hyparquet-writer/src/types.js'
-import type { Value } from '../types.ts'
+import type { Value } from '../spec/types.ts'
 
 export interface GeneralOptions {
   codec: CompressionCodec

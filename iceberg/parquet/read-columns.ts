@@ -1,24 +1,24 @@
 // Iceberg data files in Parquet → column buffers (columns.ts), row group by row group: the column-wise
-// twin of parquet-read.ts, for rewriting a data file without a JavaScript object per row. Each flat
+// twin of parquet/read-rows.ts, for rewriting a data file without a JavaScript object per row. Each flat
 // top-level column (every primitive but geometry/geography/unknown/variant) is decoded from its pages
 // into the buffer layout the writer takes (read-pages.ts); where the file's physical type is already
 // that layout (the usual case) the decoded bytes are used as they are, a few common widenings are done
 // in place of a JS value per row, and anything else (INT96, millisecond timestamps, a decimal in
-// another width...) goes value by value through parquet-values.ts's converter, exactly as
+// another width...) goes value by value through parquet/values.ts's converter, exactly as
 // readDataFile would read it. Nested columns, the types kept as Values, and fields the file lacks
 // (initial-default) are read by readDataFile itself and handed over as Values.
 //
 // Columns are matched to fields by Parquet field_id, or by name in a file without any (as
-// parquet-read.ts does). Strings are kept as the file's bytes (not re-validated as UTF-8).
+// parquet/read-rows.ts does). Strings are kept as the file's bytes (not re-validated as UTF-8).
 // Runtime-neutral: Uint8Array/DataView only.
 
 import type { SchemaElement } from 'hyparquet'
 import { parquetMetadata } from 'hyparquet'
-import { buildersFor, layoutOf, type Layout } from '../ingest/builders.ts'
-import { decompressorsOf, isLeaf, schemaTree, type PNode } from '../parquet-pages.ts'
-import { readDataFile, type ReadDataFileOptions } from '../parquet-read.ts'
-import { converter, ParquetReadError } from '../parquet-values.ts'
-import type { NestedField, Primitive, Row, Schema } from '../types.ts'
+import { buildersFor, layoutOf, type Layout } from './builders.ts'
+import { decompressorsOf, isLeaf, schemaTree, type PNode } from './pages.ts'
+import { readDataFile, type ReadDataFileOptions } from './read-rows.ts'
+import { converter, ParquetReadError } from './values.ts'
+import type { NestedField, Primitive, Row, Schema } from '../spec/types.ts'
 import type { ColumnBatch, ColumnData, ColumnValues } from './columns.ts'
 import { readFlatChunk, type RawChunk } from './read-pages.ts'
 

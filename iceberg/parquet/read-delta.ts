@@ -4,7 +4,7 @@
 // a rewrite reads these a million at a time. INT32 is hyparquet's (it has no BigInt in its loop).
 
 import { deltaBinaryUnpack } from 'hyparquet/src/delta.js'
-import { ParquetReadError } from '../parquet-values.ts'
+import { ParquetReadError } from './values.ts'
 
 interface Reader {
   view: DataView

@@ -1,6 +1,6 @@
 // One flat column chunk (a top-level, non-repeated leaf) decoded straight into buffers in its physical
 // layout: a presence byte per row, and the non-null values as fixed-width bytes or as offsets + bytes
-// (read-columns.ts turns these into column buffers). Unlike parquet-pages.ts no JavaScript value is
+// (read-columns.ts turns these into column buffers). Unlike parquet/pages.ts no JavaScript value is
 // made per value for PLAIN and dictionary pages, the encodings pyarrow and PyIceberg write; the
 // rarer encodings go through hyparquet's decoders and are copied in. Data pages v1 and v2.
 // Runtime-neutral: Uint8Array/DataView only.
@@ -9,8 +9,8 @@ import type { ColumnChunk, DataPageHeader, PageHeader, ParquetType } from 'hypar
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { deltaByteArray, deltaLengthByteArray } from 'hyparquet/src/delta.js'
 import { byteStreamSplit, readRleBitPackedHybrid } from 'hyparquet/src/encoding.js'
-import type { Decompressors, PNode } from '../parquet-pages.ts'
-import { ParquetReadError } from '../parquet-values.ts'
+import type { Decompressors, PNode } from './pages.ts'
+import { ParquetReadError } from './values.ts'
 import { deltaInt32, deltaInt64 } from './read-delta.ts'
 
 /** A decoded flat chunk: `count` non-null values of `rows`, in the file's physical type. */

@@ -6,7 +6,7 @@
 // zero min is -0 and a zero max +0 (the spec's rule, as hyparquet-writer applies it).
 
 import type { Statistics } from 'hyparquet'
-import type { Primitive, Value } from '../types.ts'
+import type { Primitive, Value } from '../spec/types.ts'
 import type { ColumnValues } from './columns.ts'
 
 export interface ChunkStatistics extends Statistics {

@@ -1,5 +1,5 @@
 // Iceberg data files in Parquet from column buffers (columns.ts), row group by row group. The
-// Parquet schema, field ids, `iceberg.schema` metadata and metrics are parquet.ts's; only the
+// Parquet schema, field ids, `iceberg.schema` metadata and metrics are parquet/data-file.ts's; only the
 // encoding differs: flat columns go straight from their typed arrays to v1 data pages (flat.ts),
 // without a JS object per value, and nested/geometry columns go through hyparquet-writer as before
 // (general.ts). Chunks are written, and listed in each row group, in schema leaf order.
@@ -13,9 +13,9 @@ import { schemaPathResolver } from 'hyparquet-writer/src/schema.js'
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js'
 import type { Compressors, PageIndexes } from 'hyparquet-writer/src/types.js'
 import { stringify } from 'lossless-json'
-import { dataFileMetrics } from '../metrics.ts'
-import { annotateGeospatial, parquetSchema, type Compression, type DataFile, type ParquetPlan, type WriteDataFileOptions } from '../parquet.ts'
-import { isPrimitive, parsePrimitive, type NestedField, type Primitive, type Schema } from '../types.ts'
+import { dataFileMetrics } from './metrics.ts'
+import { annotateGeospatial, parquetSchema, type Compression, type DataFile, type ParquetPlan, type WriteDataFileOptions } from './data-file.ts'
+import { isPrimitive, parsePrimitive, type NestedField, type Primitive, type Schema } from '../spec/types.ts'
 import { Bytes } from './bytes.ts'
 import type { ColumnBatch, ColumnData } from './columns.ts'
 import { concatColumn } from './concat.ts'
@@ -52,7 +52,7 @@ interface Planned {
 /**
  * A data file written from column buffers: each `writeRowGroup` encodes (and compresses) one row
  * group and keeps only its bytes; `finish` writes the footer and returns the bytes and the same
- * metrics as parquet.ts's DataFileWriter. The caller sizes row groups (`rowGroupSize` is not used).
+ * metrics as parquet/data-file.ts's DataFileWriter. The caller sizes row groups (`rowGroupSize` is not used).
  */
 export class ColumnFileWriter {
   private readonly plan: ParquetPlan
@@ -97,7 +97,7 @@ export class ColumnFileWriter {
     const rows = batches.reduce((n, b) => n + b.rows, 0)
     if (rows === 0) return
     if (this.columns.length === 0) {
-      this.rows += rows // nothing to store (only unknown columns): rows are counted, as parquet.ts does
+      this.rows += rows // nothing to store (only unknown columns): rows are counted, as parquet/data-file.ts does
       return
     }
     const start = this.file.offset

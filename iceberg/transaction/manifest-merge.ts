@@ -20,12 +20,12 @@
 // snapshot's manifests are exactly a fast append's.
 
 import type { FileIO } from '../io/file-io.ts'
-import type { AppendManifestsInput } from '../commit.ts'
-import { ADDED, DELETED, EXISTING, inheritFromManifest, readManifest, writeManifest, type ManifestEntry, type ManifestFile } from '../manifest.ts'
-import { currentSchema, type TableMetadata } from '../metadata.ts'
-import { partitionType, type PartitionSpec } from '../partition.ts'
-import type { Schema } from '../types.ts'
-import { manifestLocation } from '../snapshot.ts'
+import type { AppendManifestsInput } from './commit.ts'
+import { ADDED, DELETED, EXISTING, inheritFromManifest, readManifest, writeManifest, type ManifestEntry, type ManifestFile } from '../manifest/manifest.ts'
+import { currentSchema, type TableMetadata } from '../spec/metadata.ts'
+import { partitionType, type PartitionSpec } from '../spec/partition.ts'
+import type { Schema } from '../spec/types.ts'
+import { manifestLocation } from './snapshot.ts'
 
 export const MANIFEST_MERGE_ENABLED = 'commit.manifest-merge.enabled'
 export const MANIFEST_MIN_MERGE_COUNT = 'commit.manifest.min-count-to-merge'

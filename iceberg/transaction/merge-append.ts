@@ -4,8 +4,8 @@
 // way (`operation: append`, the same summary); only the manifest list differs.
 
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { appendWith, type AppendOptions, type AppendResult } from '../commit.ts'
-import type { DataFile } from '../manifest.ts'
+import { appendWith, type AppendOptions, type AppendResult } from './commit.ts'
+import type { DataFile } from '../manifest/manifest.ts'
 import { ManifestMerger } from './manifest-merge.ts'
 
 export { mergeSettings, MANIFEST_MERGE_ENABLED, MANIFEST_MIN_MERGE_COUNT, MANIFEST_TARGET_SIZE_BYTES } from './manifest-merge.ts'

@@ -2,13 +2,13 @@
 // all for an unpartitioned table), written a row group at a time, so a roll holds at most one row
 // group's rows per partition besides the encoded pages.
 
-import type { DataFile } from '../manifest.ts'
-import { currentSchema, defaultSpec, type TableMetadata } from '../metadata.ts'
+import type { DataFile } from '../manifest/manifest.ts'
+import { currentSchema, defaultSpec, type TableMetadata } from '../spec/metadata.ts'
 import type { ColumnBatch, ColumnData } from '../parquet/columns.ts'
-import type { Compression } from '../parquet.ts'
+import type { Compression } from '../parquet/data-file.ts'
 import { ColumnFileWriter } from '../parquet/write.ts'
-import { bindSpec, partitionPath, partitionRecord, type BoundPartitionField, type PartitionRecord } from '../partition.ts'
-import { parsePrimitive, type NestedField, type Row, type Schema, type Value } from '../types.ts'
+import { bindSpec, partitionPath, partitionRecord, type BoundPartitionField, type PartitionRecord } from '../spec/partition.ts'
+import { parsePrimitive, type NestedField, type Row, type Schema, type Value } from '../spec/types.ts'
 import { columnValues, rowsToColumns, sliceRows, takeRows } from './take.ts'
 
 export interface EncodedFile {

@@ -1,9 +1,9 @@
 // Rows of a column batch picked by index (a partition's share of a batch, or a row group's slice),
 // copied value by value without making a JavaScript value for the flat columns.
 
-import { buildersFor, finishBatch, type ColumnBuilder } from '../ingest/builders.ts'
+import { buildersFor, finishBatch, type ColumnBuilder } from '../parquet/builders.ts'
 import type { ColumnBatch, ColumnData, ColumnValues } from '../parquet/columns.ts'
-import type { NestedField, Row, Value } from '../types.ts'
+import type { NestedField, Row, Value } from '../spec/types.ts'
 
 /** The rows `indices` (ascending) of `batch`, as a new batch. */
 export function takeRows(fields: NestedField[], batch: ColumnBatch, indices: ArrayLike<number>): ColumnBatch {

@@ -3,7 +3,7 @@
 // stack's S3; pyiceberg_scan.py and duckdb_scan.py read them back and both print exactly what went in.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { S3Client, type S3Config } from '../../iceberg/io/s3.ts'
-import { stringifyLossless } from '../../iceberg/json.ts'
+import { stringifyLossless } from '../../iceberg/spec/json.ts'
 import { ensureVenv, PythonError, runPython, s3Args, sqlCatalogArgs, toExact, venvDir } from '../support/python.ts'
 import { stack } from '../support/stack.ts'
 import { existsSync } from 'node:fs'

@@ -5,8 +5,8 @@
 // it. The refusal limits, lowered, by calling the roller's dedupeTable. Tables read with PyIceberg.
 import { spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { currentSchema } from '../../iceberg/metadata.ts'
-import { loadZstd } from '../../iceberg/zstd.ts'
+import { currentSchema } from '../../iceberg/spec/metadata.ts'
+import { loadZstd } from '../../iceberg/parquet/zstd.ts'
 import { EdgeApi } from '../../roller/api.ts'
 import { Warehouses } from '../../roller/catalogs.ts'
 import { loadConfig } from '../../roller/config.ts'
@@ -136,7 +136,7 @@ describe('dedupe', () => {
 
   // KNOWN BUG (it.fails: passes while the bug is there; flip to `it` once fixed). A copy-on-write
   // rewrite (a keyed roll's partly replaced file, or a compaction) adds the kept rows in a file of the
-  // NEW commit (iceberg/rewrite.ts: ADDED entries inherit the new sequence number), so dedupe's
+  // NEW commit (iceberg/transaction/replace.ts: ADDED entries inherit the new sequence number), so dedupe's
   // tie-break by sequence number then prefers a row that was committed first. Fixing it needs the
   // rewrite to keep the source file's data sequence number (Java: RewriteFiles.dataSequenceNumber).
   it.fails('a tie between a row of a file a keyed roll rewrote and a row committed after the original: the later commit wins', async () => {

@@ -1,5 +1,5 @@
 // readColumns (iceberg/parquet/read-columns.ts) on files other writers made, against readDataFile
-// (parquet-read.ts): pyarrow with PARQUET:field_id metadata in the encodings pyarrow/Java write and
+// (parquet/read-rows.ts): pyarrow with PARQUET:field_id metadata in the encodings pyarrow/Java write and
 // we do not (dictionary pages falling back to PLAIN mid-chunk, data pages v1 and v2, delta, delta
 // byte arrays, byte-stream-split, INT96, millisecond times, decimals as FIXED_LEN_BYTE_ARRAY and as
 // integers, int → long and float → double promotion, 64-bit delta widths that wrap), and a PyIceberg
@@ -7,12 +7,12 @@
 // them, as a keyed roll uses them.
 import { readFileSync, rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildersFor, finishBatch } from '../../iceberg/ingest/builders.ts'
-import { readDataFile } from '../../iceberg/parquet-read.ts'
+import { buildersFor, finishBatch } from '../../iceberg/parquet/builders.ts'
+import { readDataFile } from '../../iceberg/parquet/read-rows.ts'
 import { dropRows } from '../../iceberg/parquet/drop-rows.ts'
 import { KeySet } from '../../iceberg/parquet/key-set.ts'
 import { readColumns } from '../../iceberg/parquet/read-columns.ts'
-import type { Row, Schema } from '../../iceberg/types.ts'
+import type { Row, Schema } from '../../iceberg/spec/types.ts'
 import { keyOf } from '../../roller/upsert.ts'
 import { pythonInTempDir } from '../support/python.ts'
 import { columnsToRows } from '../unit/iceberg/column-rows.ts'

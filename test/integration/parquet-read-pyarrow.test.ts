@@ -1,4 +1,4 @@
-// readDataFile (iceberg/parquet-read.ts) on files other writers made: a data file PyIceberg 0.12 wrote
+// readDataFile (iceberg/parquet/read-rows.ts) on files other writers made: a data file PyIceberg 0.12 wrote
 // for a table (SqlCatalog on sqlite, local warehouse: no stack needed), read against the table's own
 // schema JSON; and files pyarrow wrote directly with PARQUET:field_id metadata, in the encodings
 // Java/pyarrow use and hyparquet-writer does not (dictionary pages, data page v1 and v2, delta,
@@ -8,8 +8,8 @@
 // of structs, see interop-types.test.ts); pyarrow reads that file back the same way.
 import { readFileSync, rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readDataFile } from '../../iceberg/parquet-read.ts'
-import type { Row, Schema, Value } from '../../iceberg/types.ts'
+import { readDataFile } from '../../iceberg/parquet/read-rows.ts'
+import type { Row, Schema, Value } from '../../iceberg/spec/types.ts'
 import { pythonInTempDir } from '../support/python.ts'
 
 

@@ -5,7 +5,7 @@
 // DuckDB read_json); the sink's view, the ledger, the snapshot summary and the first-roll commit.
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseLossless } from '../../iceberg/json.ts'
+import { parseLossless } from '../../iceberg/spec/json.ts'
 import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { rollerTick, type TickResult } from '../support/roller.ts'
 import { bucket, database, intakeObjects, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'

@@ -7,7 +7,7 @@
 // into the venv (created first if absent). Every package is pinned, transitive ones included, so a
 // fresh machine gets exactly the versions these tests were written against.
 //
-// Script output is one JSON document, parsed losslessly (iceberg/json.ts): every number comes back
+// Script output is one JSON document, parsed losslessly (iceberg/spec/json.ts): every number comes back
 // as a LosslessNumber with its exact digits, so int64 extremes and decimal(38,10) survive.
 // The value encoding is described in test/interop/interop_common.py.
 import { execFile, spawn } from 'node:child_process'
@@ -17,7 +17,7 @@ import { homedir, tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { isLosslessNumber, parseLossless } from '../../iceberg/json.ts'
+import { isLosslessNumber, parseLossless } from '../../iceberg/spec/json.ts'
 import type { S3Config } from '../../iceberg/io/s3.ts'
 
 const run = promisify(execFile)

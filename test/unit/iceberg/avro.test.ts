@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import avsc from 'avsc'
 import { describe, expect, it } from 'vitest'
-import { readAvroFile, writeAvroFile } from '../../../iceberg/avro.ts'
+import { readAvroFile, writeAvroFile } from '../../../iceberg/avro/container.ts'
 
 const schemaJson = JSON.stringify({
   type: 'record',

@@ -7,8 +7,8 @@ import {
   truncateLowerBound,
   truncateUpperBound,
   upperBoundBytes,
-} from '../../../iceberg/bounds.ts'
-import { parsePrimitive } from '../../../iceberg/types.ts'
+} from '../../../iceberg/spec/bounds.ts'
+import { parsePrimitive } from '../../../iceberg/spec/types.ts'
 
 const hex = (b: Uint8Array | undefined) => (b === undefined ? undefined : Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(' '))
 const t = parsePrimitive

@@ -1,10 +1,10 @@
 // Test helper: rows in the Value representation (types.ts) → a ColumnBatch (iceberg/parquet/columns.ts),
 // the way an ingest scanner would fill one: every top-level primitive column flat in its physical
 // layout, nested and geometry columns as one Value per row.
-import { decimalRequiredBytes } from '../../../iceberg/decimal.ts'
+import { decimalRequiredBytes } from '../../../iceberg/spec/decimal.ts'
 import type { ColumnBatch, ColumnData, ColumnValues } from '../../../iceberg/parquet/columns.ts'
-import { isPrimitive, parsePrimitive, type Primitive, type Row, type Schema, type Value } from '../../../iceberg/types.ts'
-import { twosComplement } from '../../../iceberg/ingest/builders.ts'
+import { isPrimitive, parsePrimitive, type Primitive, type Row, type Schema, type Value } from '../../../iceberg/spec/types.ts'
+import { twosComplement } from '../../../iceberg/parquet/builders.ts'
 
 export interface BatchOptions {
   /** field names to hand over as `values` even when primitive */

@@ -1,7 +1,7 @@
 // Test support: column buffers back to rows in the Value form, as readDataFile gives them (strings
 // decoded keeping a BOM), to compare readColumns (iceberg/parquet/read-columns.ts) and the ingest scanner with it.
 import type { ColumnBatch, ColumnData } from '../../../iceberg/parquet/columns.ts'
-import { parsePrimitive, type NestedField, type Row, type Schema, type Value } from '../../../iceberg/types.ts'
+import { parsePrimitive, type NestedField, type Row, type Schema, type Value } from '../../../iceberg/spec/types.ts'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 export function columnsToRows(s: Schema, batch: ColumnBatch): Row[] {

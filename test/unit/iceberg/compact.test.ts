@@ -1,14 +1,14 @@
 import { parquetMetadata, parquetReadObjects, type FileMetaData } from 'hyparquet'
 import { describe, expect, it } from 'vitest'
-import { decimalBytes, toSingleValueBytes } from '../../../iceberg/bounds.ts'
-import type { DataFile } from '../../../iceberg/manifest.ts'
-import { concatParquet, mergeKey, NotMergeable, readFooter } from '../../../iceberg/maintenance/parquet-concat.ts'
+import { decimalBytes, toSingleValueBytes } from '../../../iceberg/spec/bounds.ts'
+import type { DataFile } from '../../../iceberg/manifest/manifest.ts'
+import { concatParquet, mergeKey, NotMergeable, readFooter } from '../../../iceberg/parquet/concat-files.ts'
 import { decodeBound, mergeMetrics, primitiveTypes } from '../../../iceberg/maintenance/merge-metrics.ts'
-import { readThriftStruct, writeThriftStruct } from '../../../iceberg/maintenance/thrift.ts'
-import { writeDataFile } from '../../../iceberg/parquet.ts'
-import { replaceSummary } from '../../../iceberg/rewrite.ts'
-import type { Row, Schema } from '../../../iceberg/types.ts'
-import { loadZstd, loadZstdDecompress } from '../../../iceberg/zstd.ts'
+import { readThriftStruct, writeThriftStruct } from '../../../iceberg/parquet/thrift.ts'
+import { writeDataFile } from '../../../iceberg/parquet/data-file.ts'
+import { replaceSummary } from '../../../iceberg/transaction/replace.ts'
+import type { Row, Schema } from '../../../iceberg/spec/types.ts'
+import { loadZstd, loadZstdDecompress } from '../../../iceberg/parquet/zstd.ts'
 
 const schema: Schema = {
   type: 'struct',

@@ -1,6 +1,6 @@
 // The fixture the Parquet write and read tests share: one column of every writable type, nested ones
 // included; ids are not in field order on purpose.
-import type { NestedField } from '../../../iceberg/types.ts'
+import type { NestedField } from '../../../iceberg/spec/types.ts'
 
 export const EVERY_TYPE_FIELDS: NestedField[] = [
   { id: 1, name: 'b', required: false, type: 'boolean' },

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 // An independent WKB reader (hyparquet's, used for GeoParquet) to check what we write.
 import { wkbToGeojson } from 'hyparquet/src/wkb.js'
-import { toWkb } from '../../../iceberg/geometry.ts'
-import { parseLossless } from '../../../iceberg/json.ts'
+import { toWkb } from '../../../iceberg/spec/geometry.ts'
+import { parseLossless } from '../../../iceberg/spec/json.ts'
 
 function wkb(input: unknown): Uint8Array {
   const r = toWkb(input)

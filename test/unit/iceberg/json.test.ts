@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isLosslessNumber, LosslessNumber, numberText, parseLossless, stringifyLossless } from '../../../iceberg/json.ts'
+import { isLosslessNumber, LosslessNumber, numberText, parseLossless, stringifyLossless } from '../../../iceberg/spec/json.ts'
 
 describe('parseLossless', () => {
   it('keeps the exact digits of numbers JSON.parse would round', () => {

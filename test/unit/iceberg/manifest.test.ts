@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { readAvroFile } from '../../../iceberg/avro.ts'
+import { readAvroFile } from '../../../iceberg/avro/container.ts'
 import {
   ADDED, DELETED, EXISTING, inheritFromManifest, readManifest, readManifestList, writeManifest, writeManifestList,
   type DataFile, type ManifestFile,
-} from '../../../iceberg/manifest.ts'
-import { buildPartitionSpec, UNPARTITIONED } from '../../../iceberg/partition.ts'
-import type { Schema } from '../../../iceberg/types.ts'
+} from '../../../iceberg/manifest/manifest.ts'
+import { buildPartitionSpec, UNPARTITIONED } from '../../../iceberg/spec/partition.ts'
+import type { Schema } from '../../../iceberg/spec/types.ts'
 
 const MAX = 9223372036854775807n
 const schema: Schema = {

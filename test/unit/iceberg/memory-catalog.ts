@@ -2,8 +2,8 @@
 // requirements are checked as a catalog would, so a stale base gets a CommitConflict.
 import { CommitConflict, type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier } from '../../../iceberg/catalog/index.ts'
 import { FileNotFound, type FileIO } from '../../../iceberg/io/file-io.ts'
-import { newTableMetadata, serializeMetadata } from '../../../iceberg/metadata.ts'
-import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../../../iceberg/updates.ts'
+import { newTableMetadata, serializeMetadata } from '../../../iceberg/spec/metadata.ts'
+import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../../../iceberg/spec/updates.ts'
 
 export const LOC = 's3://bucket/wh/ns/t'
 

@@ -2,9 +2,9 @@ import { LosslessNumber } from 'lossless-json'
 import { describe, expect, it } from 'vitest'
 import {
   currentSnapshot, newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata,
-} from '../../../iceberg/metadata.ts'
-import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, newSnapshotId, planSnapshot } from '../../../iceberg/snapshot.ts'
-import { applyUpdates, requirementFailure } from '../../../iceberg/updates.ts'
+} from '../../../iceberg/spec/metadata.ts'
+import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, newSnapshotId, planSnapshot } from '../../../iceberg/transaction/snapshot.ts'
+import { applyUpdates, requirementFailure } from '../../../iceberg/spec/updates.ts'
 
 const MAX = '9223372036854775807'
 

@@ -1,4 +1,4 @@
-// readColumns (iceberg/parquet/read-columns.ts) against readDataFile (parquet-read.ts) on our files:
+// readColumns (iceberg/parquet/read-columns.ts) against readDataFile (parquet/read-rows.ts) on our files:
 // every type (nested ones included), files of the row writer (hyparquet-writer: dictionary pages)
 // and of ColumnFileWriter (PLAIN and DELTA_BINARY_PACKED v1 pages), every codec, many pages and row
 // groups, nulls in every run shape, a column subset, a field the file lacks. Then the pieces a keyed
@@ -8,17 +8,17 @@
 import { gzipSync } from 'node:zlib'
 import { deltaBinaryUnpack } from 'hyparquet/src/delta.js'
 import { describe, expect, it, vi } from 'vitest'
-import { buildersFor, finishBatch } from '../../../iceberg/ingest/builders.ts'
-import { writeDataFile } from '../../../iceberg/parquet.ts'
-import { readDataFile } from '../../../iceberg/parquet-read.ts'
+import { buildersFor, finishBatch } from '../../../iceberg/parquet/builders.ts'
+import { writeDataFile } from '../../../iceberg/parquet/data-file.ts'
+import { readDataFile } from '../../../iceberg/parquet/read-rows.ts'
 import type { ColumnBatch } from '../../../iceberg/parquet/columns.ts'
 import { dropRows } from '../../../iceberg/parquet/drop-rows.ts'
 import { KeySet } from '../../../iceberg/parquet/key-set.ts'
 import { readColumns } from '../../../iceberg/parquet/read-columns.ts'
 import { deltaInt64 } from '../../../iceberg/parquet/read-delta.ts'
 import { ColumnFileWriter } from '../../../iceberg/parquet/write.ts'
-import type { NestedField, Row, Schema, Value } from '../../../iceberg/types.ts'
-import { loadZstd } from '../../../iceberg/zstd.ts'
+import type { NestedField, Row, Schema, Value } from '../../../iceberg/spec/types.ts'
+import { loadZstd } from '../../../iceberg/parquet/zstd.ts'
 import { keyOf } from '../../../roller/upsert.ts'
 import { rowsToBatch } from './column-batch.ts'
 import { columnsToRows } from './column-rows.ts'

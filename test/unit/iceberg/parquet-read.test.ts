@@ -1,9 +1,9 @@
 import { gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { writeDataFile } from '../../../iceberg/parquet.ts'
-import { ParquetReadError, readDataFile } from '../../../iceberg/parquet-read.ts'
-import { loadZstd } from '../../../iceberg/zstd.ts'
-import type { NestedField, Row, Schema } from '../../../iceberg/types.ts'
+import { writeDataFile } from '../../../iceberg/parquet/data-file.ts'
+import { ParquetReadError, readDataFile } from '../../../iceberg/parquet/read-rows.ts'
+import { loadZstd } from '../../../iceberg/parquet/zstd.ts'
+import type { NestedField, Row, Schema } from '../../../iceberg/spec/types.ts'
 import { EVERY_TYPE_FIELDS, wkbPoint } from './every-type.ts'
 
 const struct = (fields: NestedField[], id = 0): Schema => ({ type: 'struct', 'schema-id': id, fields })

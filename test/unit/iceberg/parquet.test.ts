@@ -1,9 +1,9 @@
 import { parquetMetadata, parquetReadObjects, type FileMetaData, type SchemaElement } from 'hyparquet'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'lossless-json'
-import { decimalRequiredBytes, parquetSchema, writeDataFile } from '../../../iceberg/parquet.ts'
-import { loadZstd, loadZstdDecompress } from '../../../iceberg/zstd.ts'
-import type { Row, Schema } from '../../../iceberg/types.ts'
+import { decimalRequiredBytes, parquetSchema, writeDataFile } from '../../../iceberg/parquet/data-file.ts'
+import { loadZstd, loadZstdDecompress } from '../../../iceberg/parquet/zstd.ts'
+import type { Row, Schema } from '../../../iceberg/spec/types.ts'
 import { EVERY_TYPE_FIELDS, wkbPoint } from './every-type.ts'
 
 const hex = (b: Uint8Array | undefined) => (b === undefined ? undefined : Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(' '))

@@ -4,9 +4,9 @@
 // and a racing append kept (or a racing merge re-planned). In memory.
 import { describe, expect, it } from 'vitest'
 import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
-import { DELETED, EXISTING, readManifest, readManifestList, type DataFile, type ManifestFile } from '../../../iceberg/manifest.ts'
-import { currentSnapshot } from '../../../iceberg/metadata.ts'
-import { readLiveFiles, replaceDataFiles } from '../../../iceberg/rewrite.ts'
+import { DELETED, EXISTING, readManifest, readManifestList, type DataFile, type ManifestFile } from '../../../iceberg/manifest/manifest.ts'
+import { currentSnapshot } from '../../../iceberg/spec/metadata.ts'
+import { readLiveFiles, replaceDataFiles } from '../../../iceberg/transaction/replace.ts'
 import { rewriteManifests } from '../../../iceberg/maintenance/rewrite-manifests.ts'
 import { appendFiles } from '../../../iceberg/transaction/merge-append.ts'
 import { LOC, MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
@@ -155,7 +155,7 @@ describe('rewriteManifests', () => {
     const before = new Set(catalog.io.files.keys())
     catalog.beforeCommit = async () => {
       // another writer merges everything (as a merge append at min-count would)
-      const { setPropertiesChange } = await import('../../../iceberg/commit.ts')
+      const { setPropertiesChange } = await import('../../../iceberg/transaction/commit.ts')
       const c = setPropertiesChange(catalog.current.metadata, { 'commit.manifest.min-count-to-merge': '2' })
       await catalog.commitTable(catalog.current, c.requirements, c.updates)
       await append(catalog, [file(50)])

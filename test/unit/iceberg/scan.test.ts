@@ -5,9 +5,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BatchUnreadable, Scanner } from '../../../iceberg/ingest/scan.ts'
-import { parseLossless } from '../../../iceberg/json.ts'
-import type { Row, Schema, Value } from '../../../iceberg/types.ts'
-import { toRow, type Reject } from '../../../iceberg/values.ts'
+import { parseLossless } from '../../../iceberg/spec/json.ts'
+import type { Row, Schema, Value } from '../../../iceberg/spec/types.ts'
+import { toRow, type Reject } from '../../../iceberg/spec/values.ts'
 import { columnsToRows } from './column-rows.ts'
 
 const INGEST = '__ingest_ts'

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   civilFromDays, daysFromCivil, formatDate, formatTime, formatTimestampMicros, formatTimestampNanos,
   formatTimestamptzMicros, formatTimestamptzNanos, parseDate, parseTime, parseTimestamp,
-} from '../../../iceberg/temporal.ts'
+} from '../../../iceberg/spec/temporal.ts'
 
 /** Days since the epoch by the runtime's own calendar, an independent oracle (setUTCFullYear avoids Date.UTC's 0–99 → 19xx rule). */
 function oracleDays(y: number, m: number, d: number): number {

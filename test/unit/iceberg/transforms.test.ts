@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { applyTransform, hashValue, parseTransform, resultType, transformToString } from '../../../iceberg/transforms.ts'
+import { applyTransform, hashValue, parseTransform, resultType, transformToString } from '../../../iceberg/spec/transforms.ts'
 import {
   bindSpec, buildPartitionSpec, humanString, parsePartitionExpression, partitionPath, partitionRecord, PartitionSpecError,
-} from '../../../iceberg/partition.ts'
-import type { NestedField } from '../../../iceberg/types.ts'
+} from '../../../iceberg/spec/partition.ts'
+import type { NestedField } from '../../../iceberg/spec/types.ts'
 
 const micros = (iso: string) => BigInt(Date.parse(iso)) * 1000n
 const days = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / 86_400_000

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { formatDecimal, parseDecimal, parseExactInteger } from '../../../iceberg/decimal.ts'
-import { parseLossless } from '../../../iceberg/json.ts'
-import type { IcebergType, NestedField, StructType } from '../../../iceberg/types.ts'
-import { toRow, type Reject, type ToRowOptions } from '../../../iceberg/values.ts'
+import { formatDecimal, parseDecimal, parseExactInteger } from '../../../iceberg/spec/decimal.ts'
+import { parseLossless } from '../../../iceberg/spec/json.ts'
+import type { IcebergType, NestedField, StructType } from '../../../iceberg/spec/types.ts'
+import { toRow, type Reject, type ToRowOptions } from '../../../iceberg/spec/values.ts'
 
 let nextId = 1
 function field(name: string, type: IcebergType, required = false, extra: Partial<NestedField> = {}): NestedField {

@@ -1,9 +1,9 @@
 // zstd for Parquet pages (Iceberg's default codec, write.parquet.compression-codec=zstd, level 3).
 // Node 20's zlib has no zstd, so this is the wasm build of the reference C library. It loads
 // asynchronously once; the returned compressor is synchronous, as hyparquet-writer requires.
-// Kept apart from parquet.ts so code that never writes Parquet (the edge) never bundles the wasm.
+// Kept apart from parquet/data-file.ts so code that never writes Parquet (the edge) never bundles the wasm.
 
-import type { Compression } from './parquet.ts'
+import type { Compression } from './data-file.ts'
 
 let ready: Promise<typeof import('@bokuweb/zstd-wasm')> | undefined
 

@@ -1,12 +1,12 @@
 // Table changes with bounded retries: a CommitConflict re-applies the change on a freshly loaded
 // base (up to 5 attempts, 0.5–8 s jittered backoff); CommitStateUnknown goes to the caller, who
 // must reload and look for its own snapshot before anything else.
-import { CommitConflict, type Catalog, type LoadedTable } from './catalog/index.ts'
-import { hasLiveFiles, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from './manifest.ts'
-import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from './metadata.ts'
+import { CommitConflict, type Catalog, type LoadedTable } from '../catalog/index.ts'
+import { hasLiveFiles, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../manifest/manifest.ts'
+import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../spec/metadata.ts'
 import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
-import type { NestedField } from './types.ts'
-import type { TableRequirement, TableUpdate } from './updates.ts'
+import type { NestedField } from '../spec/types.ts'
+import type { TableRequirement, TableUpdate } from '../spec/updates.ts'
 
 export interface RetryPolicy {
   attempts: number

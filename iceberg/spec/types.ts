@@ -93,7 +93,7 @@ export function isPrimitive(t: IcebergType): t is PrimitiveTypeName {
 }
 
 /**
- * How a row holds each type's value once validated (values.ts produces it; parquet.ts, bounds.ts
+ * How a row holds each type's value once validated (values.ts produces it; parquet/data-file.ts, bounds.ts
  * and the partition transforms consume it). A row is a plain object keyed by field name;
  * a missing optional value is null.
  *

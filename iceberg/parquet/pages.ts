@@ -1,12 +1,12 @@
 // Parquet pages → leaf columns: the file's schema tree with its levels, and each needed column chunk
 // decoded to raw (repetition level, definition level, physical value) triplets. Only hyparquet's page
-// decoders are used (its row reader converts lossily); parquet-read.ts assembles rows from these.
+// decoders are used (its row reader converts lossily); parquet/read-rows.ts assembles rows from these.
 import type { ColumnChunk, CompressionCodec, DataPageHeader, PageHeader, SchemaElement } from 'hyparquet'
 import { parquetHeader } from 'hyparquet/src/column.js'
 import { readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js'
 import { readPlain } from 'hyparquet/src/plain.js'
 import { snappyUncompress } from 'hyparquet/src/snappy.js'
-import { ParquetReadError } from './parquet-values.ts'
+import { ParquetReadError } from './values.ts'
 
 /** Decompresses one page; `uncompressedSize` is the page header's. May be async. */
 export type Decompressor = (input: Uint8Array, uncompressedSize: number) => Uint8Array | Promise<Uint8Array>

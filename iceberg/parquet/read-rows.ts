@@ -1,5 +1,5 @@
 // Iceberg data files in Parquet → rows in the Value representation of types.ts, exactly: the inverse
-// of parquet.ts, for rewriting a data file while keeping every other row and column as it was.
+// of parquet/data-file.ts, for rewriting a data file while keeping every other row and column as it was.
 //
 // hyparquet's row reader converts on the way (DECIMAL to lossy numbers, timestamps to Date, maps to
 // objects keyed by String(key), a null struct to undefined), so only its page decoders are used here:
@@ -17,16 +17,16 @@
 
 import type { ColumnChunk, CompressionCodec, FileMetaData } from 'hyparquet'
 import { parquetMetadata } from 'hyparquet'
-import { decompressorsOf, firstLeaf, isLeaf, isOptional, readChunk, schemaTree, type Decompressor, type Leaf, type PNode } from './parquet-pages.ts'
-import { converter, ParquetReadError } from './parquet-values.ts'
-import { toRow } from './values.ts'
+import { decompressorsOf, firstLeaf, isLeaf, isOptional, readChunk, schemaTree, type Decompressor, type Leaf, type PNode } from './pages.ts'
+import { converter, ParquetReadError } from './values.ts'
+import { toRow } from '../spec/values.ts'
 
 export { ParquetReadError }
 export type { Decompressor }
 import {
   isPrimitive, parsePrimitive,
   type IcebergType, type ListType, type MapType, type NestedField, type Primitive, type Row, type Schema, type StructType, type Value,
-} from './types.ts'
+} from '../spec/types.ts'
 
 
 export interface ReadDataFileOptions {

@@ -4,9 +4,9 @@
 // A row is appended column by column and can be taken back (`truncate`) until the next one starts,
 // so a row that turns out to be rejected leaves nothing behind.
 
-import { decimalRequiredBytes } from '../decimal.ts'
-import type { ColumnBatch, ColumnData } from '../parquet/columns.ts'
-import { isPrimitive, parsePrimitive, type IcebergType, type Primitive, type Value } from '../types.ts'
+import { decimalRequiredBytes } from '../spec/decimal.ts'
+import type { ColumnBatch, ColumnData } from './columns.ts'
+import { isPrimitive, parsePrimitive, type IcebergType, type Primitive, type Value } from '../spec/types.ts'
 
 const utf8 = new TextEncoder()
 

@@ -11,8 +11,8 @@
 // - string and binary bounds truncated to 16 code points / bytes (bounds.ts).
 
 import type { RowGroup } from 'hyparquet'
-import { compareValues, DEFAULT_TRUNCATE_LENGTH, lowerBoundBytes, upperBoundBytes } from './bounds.ts'
-import type { Primitive, Value } from './types.ts'
+import { compareValues, DEFAULT_TRUNCATE_LENGTH, lowerBoundBytes, upperBoundBytes } from '../spec/bounds.ts'
+import type { Primitive, Value } from '../spec/types.ts'
 
 /**
  * What a data_file entry needs from a written Parquet file. Counts and sizes are plain numbers

@@ -10,9 +10,9 @@
 //   const { updates, requirements } = commitChanges(base, snapshot, plan.branch)
 // On CommitConflict, start again from planSnapshot on the fresh base (new sequence number and row ids).
 
-import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from './metadata.ts'
-import type { PartitionRecord } from './partition.ts'
-import type { TableRequirement, TableUpdate } from './updates.ts'
+import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
+import type { PartitionRecord } from '../spec/partition.ts'
+import type { TableRequirement, TableUpdate } from '../spec/updates.ts'
 
 export interface SnapshotPlan {
   snapshotId: bigint

@@ -1,5 +1,5 @@
 // The Avro binary encoding (https://avro.apache.org/docs/1.11.1/specification/#binary-encoding),
-// driven by a schema in its JSON form. Used by avro.ts for container files; see there for why this
+// driven by a schema in its JSON form. Used by avro/container.ts for container files; see there for why this
 // is our own code and how values map.
 
 /** An Avro schema in its JSON form. */

@@ -1,7 +1,7 @@
 // Physical Parquet values → Values of types.ts, by the Iceberg type a column is read as (exact:
 // bigint longs and timestamps, unscaled decimals, bytes as Uint8Array).
 import type { SchemaElement } from 'hyparquet'
-import type { Primitive, Value } from './types.ts'
+import type { Primitive, Value } from '../spec/types.ts'
 
 export class ParquetReadError extends Error {
   constructor(message: string) {

@@ -6,17 +6,17 @@
 // first_row_id is written null and inherited the same way. So a manifest written once survives
 // commit retries unchanged — only the manifest list is rewritten.
 
-import { readAvroFile, writeAvroFile, type AvroCodec, type AvroSchema } from './avro.ts'
-import { compareValues, toSingleValueBytes } from './bounds.ts'
-import { stringifyLossless } from './json.ts'
-import { decimalRequiredBytes } from './decimal.ts'
-import { fieldNamesById, manifestEntrySchema, recordOf } from './manifest-schema.ts'
-import { partitionType, type PartitionField, type PartitionRecord, type PartitionSpec } from './partition.ts'
-import { minBigEndian } from './transforms.ts'
-import { parsePrimitive, type NestedField, type PrimitiveTypeName, type Schema, type Value } from './types.ts'
+import { readAvroFile, writeAvroFile, type AvroCodec, type AvroSchema } from '../avro/container.ts'
+import { compareValues, toSingleValueBytes } from '../spec/bounds.ts'
+import { stringifyLossless } from '../spec/json.ts'
+import { decimalRequiredBytes } from '../spec/decimal.ts'
+import { fieldNamesById, manifestEntrySchema, recordOf } from './schemas.ts'
+import { partitionType, type PartitionField, type PartitionRecord, type PartitionSpec } from '../spec/partition.ts'
+import { minBigEndian } from '../spec/transforms.ts'
+import { parsePrimitive, type NestedField, type PrimitiveTypeName, type Schema, type Value } from '../spec/types.ts'
 
-export { hasLiveFiles, readManifestList, writeManifestList, type ManifestFile, type FieldSummary, type ManifestListInput } from './manifest-list.ts'
-import type { FieldSummary, ManifestFile } from './manifest-list.ts'
+export { hasLiveFiles, readManifestList, writeManifestList, type ManifestFile, type FieldSummary, type ManifestListInput } from './list.ts'
+import type { FieldSummary, ManifestFile } from './list.ts'
 
 export const EXISTING = 0
 export const ADDED = 1

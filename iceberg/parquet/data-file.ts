@@ -8,12 +8,12 @@ import type { CompressionCodec, Encoding, RowGroup, SchemaElement } from 'hyparq
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import type { ColumnSource } from 'hyparquet-writer'
 import { stringify } from 'lossless-json'
-import { decimalRequiredBytes } from './decimal.ts'
+import { decimalRequiredBytes } from '../spec/decimal.ts'
 import { dataFileMetrics, type DataFileMetrics, type LeafColumn } from './metrics.ts'
-import { isPrimitive, parsePrimitive, type IcebergType, type Primitive, type Row, type Schema } from './types.ts'
+import { isPrimitive, parsePrimitive, type IcebergType, type Primitive, type Row, type Schema } from '../spec/types.ts'
 
 export type { DataFileMetrics } from './metrics.ts'
-export { decimalRequiredBytes } from './decimal.ts'
+export { decimalRequiredBytes } from '../spec/decimal.ts'
 
 /** A synchronous block compressor (Parquet compresses each page on its own). */
 export type Compressor = (input: Uint8Array) => Uint8Array

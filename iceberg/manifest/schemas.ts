@@ -4,9 +4,9 @@
 // ["null", T] with "default": null, records named r<field id>, int-keyed maps as arrays of
 // k<key id>_v<value id> records with "logicalType": "map", lists with "element-id".
 
-import { decimalRequiredBytes } from './decimal.ts'
-import type { AvroSchema } from './avro.ts'
-import { parsePrimitive, type NestedField, type PrimitiveTypeName } from './types.ts'
+import { decimalRequiredBytes } from '../spec/decimal.ts'
+import type { AvroSchema } from '../avro/container.ts'
+import { parsePrimitive, type NestedField, type PrimitiveTypeName } from '../spec/types.ts'
 
 type AvroField = { name: string; type: AvroSchema; 'field-id': number; default?: null; doc?: string }
 

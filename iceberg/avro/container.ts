@@ -12,9 +12,9 @@
 // array ↔ array, map ↔ Map<string, …> (a plain object is accepted on write), record ↔ object keyed by
 // field name, union ↔ the branch's value (the first branch that fits is written).
 
-import { AvroError, ByteReader, ByteWriter, collectNames, decode, encode, utf8, utf8Decoder, type AvroSchema, type Named } from './avro-codec.ts'
+import { AvroError, ByteReader, ByteWriter, collectNames, decode, encode, utf8, utf8Decoder, type AvroSchema, type Named } from './codec.ts'
 
-export { AvroError, type AvroSchema } from './avro-codec.ts'
+export { AvroError, type AvroSchema } from './codec.ts'
 
 export type AvroCodec = 'null' | 'deflate'
 

@@ -2,8 +2,8 @@
 // per-manifest counts and partition summaries. Writing one is where the snapshot's sequence
 // number reaches new manifests and, in v3, where data manifests get their first_row_id.
 
-import { readAvroFile, writeAvroFile, type AvroCodec } from './avro.ts'
-import { fieldNamesById, manifestListSchema, recordOf } from './manifest-schema.ts'
+import { readAvroFile, writeAvroFile, type AvroCodec } from '../avro/container.ts'
+import { fieldNamesById, manifestListSchema, recordOf } from './schemas.ts'
 
 export interface FieldSummary {
   containsNull: boolean

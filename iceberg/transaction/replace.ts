@@ -14,15 +14,15 @@
 // fresh base, checks that every removed file is still live (RewriteStale if not: plan again), and
 // writes the rewritten manifests and the manifest list for that base.
 
-import { type Catalog, type LoadedTable } from './catalog/index.ts'
+import { type Catalog, type LoadedTable } from '../catalog/index.ts'
 import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type RetryPolicy } from './commit.ts'
 import {
   hasLiveFiles,
   DELETED, EXISTING, inheritFromManifest, readManifest, readManifestList, writeManifest, writeManifestList,
   type DataFile, type ManifestEntry, type ManifestFile,
-} from './manifest.ts'
-import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from './metadata.ts'
-import type { PartitionRecord } from './partition.ts'
+} from '../manifest/manifest.ts'
+import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
+import type { PartitionRecord } from '../spec/partition.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
 
 export interface LiveEntry {
