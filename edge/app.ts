@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { edgeClient, edgeDb, type EdgeDb } from '../db/edge.ts'
 import type { AppEnv } from './env.ts'
-import { ApiError, envelope, unavailable } from './errors.ts'
+import { ApiError, catalogFailure, envelope, unavailable } from './errors.ts'
 import { connectionRoutes } from './routes/connection.ts'
 import { openapi } from './openapi.ts'
 import { health } from './routes/health.ts'
@@ -67,9 +67,13 @@ export function createApp() {
   app.notFound((c) => c.json(envelope('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404))
 
   app.onError((err, c) => {
-    if (err instanceof ApiError) {
-      for (const [k, v] of Object.entries(err.headers)) c.header(k, v)
-      return c.json(envelope(err.code, err.message, err.details), err.status)
+    const catalog = catalogFailure(err)
+    // A catalog that is down or refuses us is the operator's to see, as a 500 would be.
+    if (catalog?.status === 503) console.error(JSON.stringify({ level: 'warn', path: new URL(c.req.url).pathname, error: String(err) }))
+    const api = err instanceof ApiError ? err : catalog
+    if (api) {
+      for (const [k, v] of Object.entries(api.headers)) c.header(k, v)
+      return c.json(envelope(api.code, api.message, api.details), api.status)
     }
     if (err instanceof HTTPException) {
       const status = err.status as ContentfulStatusCode

@@ -7,12 +7,6 @@ import { ApiError } from './errors.ts'
 import type { AppEnv } from './env.ts'
 import { API_KEY, SEND_KEY, levelAtLeast, sha256Hex, timingSafeEqual, type Level } from './keys.ts'
 
-export interface Principal {
-  keyId: string
-  projectId: string
-  level: Level
-}
-
 export function bearer(header: string | undefined): string | null {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
   return m ? m[1] : null

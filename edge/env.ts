@@ -1,7 +1,7 @@
 // The Worker's bindings (wrangler.toml [vars] and secrets) and per-request variables.
 import type { EdgeDb } from '../db/edge.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
-import type { Principal } from './auth.ts'
+import type { Level } from './keys.ts'
 
 export interface Env {
   /** Postgres URL (Neon in production; pgbouncer locally). Secret. */
@@ -16,6 +16,13 @@ export interface Env {
   S3_REGION: string
   S3_ACCESS_KEY_ID: string
   S3_SECRET_ACCESS_KEY: string
+}
+
+/** Who called a /v1 route: an API key of one project, at its level (auth.ts sets it). */
+interface Principal {
+  keyId: string
+  projectId: string
+  level: Level
 }
 
 export interface Vars {

@@ -1,12 +1,11 @@
 // The ledger as the roller sees it: which sinks are due (the roll policy over the ledger's lag),
 // leases (FOR UPDATE SKIP LOCKED, so several rollers share the sinks), and the roll reports.
+import type { RollReportBody } from '../contract/internal.ts'
 import type { EdgeDb } from '../db/edge.ts'
 import type { WarehouseRow } from './catalogs.ts'
-import type { RollReportBody } from './routes/internal.ts'
+import { iso, LAG } from './ledger-sql.ts'
 
 export type RollerSinkRow = Record<string, any> & { warehouse: WarehouseRow }
-
-const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
 // Due: roll_seconds since the oldest waiting batch, roll_bytes waiting, inactivity_seconds since the
 // newest, 1,000 batches waiting, or a dedupe request — whichever first.
@@ -26,9 +25,7 @@ select s.id, s.name, s.project_id, s.state, s.table_namespace, s.table_name, s.r
         or lag.batches >= 1000)) or s.dedupe_requested_at is not null as due
 from sinks s
 join warehouses w on w.id = s.warehouse_id
-cross join lateral (
-  select count(*)::int as batches, coalesce(sum(bytes), 0)::float8 as bytes, min(received_at) as oldest, max(received_at) as newest
-  from batches b where b.sink_id = s.id and b.state in ('receiving', 'pending')) lag
+${LAG}
 `
 
 function withWarehouse(r: Record<string, any>): RollerSinkRow {

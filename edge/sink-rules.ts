@@ -1,6 +1,8 @@
 // What a table must be for a sink to feed it (spec "What a sink is", "A key"), and the policy ranges.
+import { keyProblem, type KeyProblem } from '../contract/key-rule.ts'
+import { INGEST_TS } from '../contract/table.ts'
 import { currentSchema, defaultSpec, type TableMetadata } from '../iceberg/spec/metadata.ts'
-import { isPrimitive, parsePrimitive, type IcebergType, type NestedField } from '../iceberg/spec/types.ts'
+import { isPrimitive, parsePrimitive, type IcebergType } from '../iceberg/spec/types.ts'
 import { ApiError } from './errors.ts'
 
 export const POLICY = {
@@ -11,7 +13,6 @@ export const POLICY = {
 
 const TIME_TRANSFORMS = new Set(['day', 'hour', 'month', 'year'])
 const TIME_SOURCES = new Set(['date', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns'])
-const KEY_TYPES = new Set(['string', 'int', 'long', 'date', 'time', 'timestamp', 'timestamptz', 'uuid', 'decimal', 'boolean'])
 const LONLAT = new Set(['OGC:CRS84', 'EPSG:4326'])
 
 /** v2: unpartitioned; v3: only day/hour/month/year of a date or timestamp column (409 otherwise). */
@@ -55,27 +56,26 @@ export function checkColumnTypes(meta: TableMetadata): void {
   }
 }
 
-/** A key needs a v2 unpartitioned table and top-level columns of a key type. */
+/** The API's answer to each reason of the key rule (the roller disables the sink with the reason itself). */
+const KEY_ERRORS: Record<KeyProblem['reason'], [status: 400 | 409, code: string]> = {
+  upsert_table_unsupported: [409, 'key_unsupported'],
+  upsert_key_missing: [400, 'unknown_column'],
+  upsert_key_type: [409, 'key_type_unsupported'],
+}
+
+/** A key needs a v2 unpartitioned table and top-level columns of a key type (contract/key-rule.ts). */
 export function checkKey(meta: TableMetadata, key: string[]): void {
-  if (meta['format-version'] !== 2 || defaultSpec(meta).fields.length > 0) {
-    throw new ApiError(409, 'key_unsupported', 'a key needs a format-version 2, unpartitioned table')
-  }
-  const fields = new Map<string, NestedField>(currentSchema(meta).fields.map((f) => [f.name, f]))
-  const missing = key.filter((k) => !fields.has(k))
-  if (missing.length > 0) throw new ApiError(400, 'unknown_column', `no column ${missing.join(', ')} in the table`, { columns: missing })
-  const wrong = key.filter((k) => {
-    const t = fields.get(k)!.type
-    return !isPrimitive(t) || !KEY_TYPES.has(parsePrimitive(t).kind)
-  })
-  if (wrong.length > 0) {
-    throw new ApiError(409, 'key_type_unsupported', `key columns must be string, integer, date, time, timestamp, uuid, decimal or boolean; not ${wrong.map((k) => `${k} (${JSON.stringify(fields.get(k)!.type)})`).join(', ')}`, { columns: wrong })
-  }
+  const table = { formatVersion: meta['format-version'], partitioned: defaultSpec(meta).fields.length > 0, columns: currentSchema(meta).fields }
+  const problem = keyProblem(table, key)
+  if (!problem) return
+  const [status, code] = KEY_ERRORS[problem.reason]
+  throw new ApiError(status, code, problem.message, problem.columns.length > 0 ? { columns: problem.columns } : undefined)
 }
 
 /** Set when the table or some columns have no description (the spec's docs_hint). */
 export function docsHint(meta: TableMetadata, ref: string): null | { message: string; table_doc_missing: boolean; columns: string[]; command: string } {
   const tableMissing = !meta.properties.comment
-  const columns = currentSchema(meta).fields.filter((f) => !f.doc && f.name !== '__ingest_ts').map((f) => f.name)
+  const columns = currentSchema(meta).fields.filter((f) => !f.doc && f.name !== INGEST_TS).map((f) => f.name)
   if (!tableMissing && columns.length === 0) return null
   return {
     message: 'Other people’s agents will read this table; describe it and its columns so they know what a row is.',

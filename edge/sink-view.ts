@@ -1,8 +1,8 @@
 // What GET /v1/sinks[/{id}] answers: the sink, its policy, lag (ledger), received (usage), the last
 // roll and rejects (the roller's reports), dedupe.
+import { rejectsPrefix } from '../contract/bucket.ts'
 import type { EdgeDb } from '../db/edge.ts'
-
-const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+import { iso, LAG } from './ledger-sql.ts'
 
 // `where` is one of the fixed clauses below, never caller text.
 const SELECT = `
@@ -15,9 +15,7 @@ select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_na
        rcv.batches as rcv_batches, rcv.rows as rcv_rows, rcv.bytes as rcv_bytes, ${iso('last.at')} as rcv_last_at
 from sinks s
 join warehouses w on w.id = s.warehouse_id
-cross join lateral (
-  select count(*)::int as batches, coalesce(sum(bytes), 0)::float8 as bytes, min(received_at) as oldest
-  from batches b where b.sink_id = s.id and b.state in ('receiving', 'pending')) lag
+${LAG}
 cross join lateral (
   select coalesce(sum(batches), 0)::float8 as batches, coalesce(sum(rows_accepted), 0)::float8 as rows, coalesce(sum(bytes), 0)::float8 as bytes
   from usage_counters u where u.sink_id = s.id) rcv
@@ -57,7 +55,7 @@ export function sinkView(r: SinkRow, apiOrigin: string) {
     },
     received: { batches: r.rcv_batches, rows: r.rcv_rows, bytes: r.rcv_bytes, last_at: r.rcv_last_at },
     last_roll: r.last_roll,
-    rejects: { ...rejects, prefix: `s3://${r.bucket}/_sink/${r.id}/rejects/` },
+    rejects: { ...rejects, prefix: `s3://${r.bucket}/${rejectsPrefix(r.id)}` },
     dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last },
     created_at: r.created_at,
     deleted_at: r.deleted_at,

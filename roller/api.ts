@@ -1,47 +1,22 @@
-// The roller's client of the edge's /internal routes (bootstrap secret).
+// The roller's client of the edge's /internal routes (bootstrap secret): the wire is contract/internal.ts,
+// and every reply is parsed with its schemas.
+import { parse, toSafeNumberOrThrow } from 'lossless-json'
+import * as v from 'valibot'
+import { RollAnswer, SinkList, type RollReport as Report, type SinksQuery, type SinkView } from '../contract/internal.ts'
 import type { RollerConfig } from './config.ts'
 
-export interface SinkView {
-  id: string
-  name: string
-  project_id: string
-  state: string
-  table: { namespace: string; name: string }
-  warehouse: {
-    id: string
-    name: string
-    catalog: { type: 'sql'; catalog_name: string } | { type: 'rest'; uri: string; warehouse?: string; scope?: string }
-    location: string
-    bucket: string
-    endpoint: string
-    region: string
-    maintenance: string
-  }
-  policy: { roll_seconds: number; roll_bytes: number; inactivity_seconds: number | null; max_batches: number }
-  key: string[] | null
-  lag: { batches: number; bytes: number; oldest_at: string | null; newest_at: string | null }
-  ledger_pending: string[]
-  due: boolean
-  dedupe_requested_at: string | null
-  lease: { owner: string; expires_at: string } | null
-}
+export type { SinkView }
 
-export interface RollReport {
-  roller: string
-  roll_id: string
-  consumed: Array<{ batch_ids: string[]; snapshot_id: string | null }>
-  repaired: string[]
-  last_roll?: { at: string; batches: number; rows: number; rejected_rows: number; snapshot_id: string | null; seconds: number } | null
-  rejects?: { rows: number; batches: number }
-  disabled_reason?: string | null
-  dedupe?: Record<string, unknown> | null
-  release?: boolean
-}
+/** A report as the roller writes it: it always says which batches it consumed and repaired. */
+export type RollReport = Report & Required<Pick<Report, 'consumed' | 'repaired'>>
+
+/** A reply's JSON. Ids travel as strings; a number a JS number cannot hold exactly is refused, never rounded. */
+const parseReply = (text: string): unknown => parse(text, null, (digits) => toSafeNumberOrThrow(digits))
 
 export class EdgeApi {
   constructor(private readonly config: RollerConfig) {}
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async request<S extends v.GenericSchema>(reply: S, method: string, path: string, body?: unknown): Promise<v.InferOutput<S>> {
     const res = await fetch(this.config.apiUrl + path, {
       method,
       headers: { authorization: `Bearer ${this.config.bootstrapSecret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -49,23 +24,28 @@ export class EdgeApi {
     })
     const text = await res.text()
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`)
-    return JSON.parse(text) as T
+    const got = v.safeParse(reply, parseReply(text))
+    if (!got.success) {
+      const issue = got.issues[0]
+      throw new Error(`${method} ${path}: the reply does not match contract/internal.ts: ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
+    }
+    return got.output
   }
 
   /** Leases the due sinks (or `sink`; `force` ignores the policy) for this roller. */
   async lease(opts: { sink?: string; force?: boolean } = {}): Promise<SinkView[]> {
-    const qs = new URLSearchParams({ roller: this.config.rollerId, lease_seconds: String(this.config.leaseSeconds) })
-    if (opts.sink) qs.set('sink', opts.sink)
-    if (opts.force) qs.set('force', 'true')
-    return (await this.request<{ sinks: SinkView[] }>('GET', `/internal/sinks?${qs}`)).sinks
+    const query: v.InferInput<typeof SinksQuery> = { roller: this.config.rollerId, lease_seconds: String(this.config.leaseSeconds) }
+    if (opts.sink) query.sink = opts.sink
+    if (opts.force) query.force = 'true'
+    return (await this.request(SinkList, 'GET', `/internal/sinks?${new URLSearchParams(query)}`)).sinks
   }
 
   /** The roller's view of every active sink, no lease. */
   async view(): Promise<SinkView[]> {
-    return (await this.request<{ sinks: SinkView[] }>('GET', '/internal/sinks')).sinks
+    return (await this.request(SinkList, 'GET', '/internal/sinks')).sinks
   }
 
   async report(sinkId: string, report: RollReport): Promise<void> {
-    await this.request('POST', `/internal/sinks/${encodeURIComponent(sinkId)}/roll`, report)
+    await this.request(RollAnswer, 'POST', `/internal/sinks/${encodeURIComponent(sinkId)}/roll`, report)
   }
 }

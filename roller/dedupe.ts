@@ -1,28 +1,31 @@
 // Whole-table dedupe for a keyed sink (POST /v1/sinks/{id}/dedupe): keep only the latest row per key
 // — latest by __ingest_ts, a tie going to the later commit (data sequence number) — in one commit.
 // Refused past 1 GiB of data files or 10 million rows, with the reason in dedupe.last.
-import { CommitConflict, type Catalog } from '../iceberg/catalog/index.ts'
+import { DEDUPE_SUMMARY } from '../contract/summary.ts'
+import { INGEST_TS } from '../contract/table.ts'
+import { CommitConflict, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../iceberg/spec/metadata.ts'
 import type { Compression } from '../iceberg/parquet/data-file.ts'
 import { readDataFile } from '../iceberg/parquet/read-rows.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
-import { readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry } from '../iceberg/transaction/replace.ts'
+import { prepareReplace, readLiveFiles, type LiveEntry, type PreparedReplace } from '../iceberg/transaction/replace.ts'
+import { assertUnmoved, PlanStale, transact, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
 import type { Row } from '../iceberg/spec/types.ts'
 import type { SinkView } from './api.ts'
 import { keyOf, upsertProblem } from './upsert.ts'
-import { INGEST_TS } from './validate.ts'
 import { PartitionedWriter, uploadDataFiles } from '../iceberg/writer/partitioned.ts'
 
 export const DEDUPE_MAX_BYTES = 1024 * 1024 * 1024
 export const DEDUPE_MAX_ROWS = 10_000_000
-const ATTEMPTS = 5
 
 export interface DedupeOptions {
   rollId: string
   compression: Compression
   maxBytes?: number
   maxRows?: number
+  retry?: RetryPolicy
+  onRetry?: TransactOptions['onRetry']
 }
 
 /** What dedupe.last says: when, rows removed, files rewritten — or why not. */
@@ -44,85 +47,114 @@ function later(a: Candidate, b: Candidate): boolean {
   return a.file !== b.file ? a.file > b.file : a.row > b.row
 }
 
+/** A dedupe refused by what the plan found (the reason goes to dedupe.last). */
+class Refused extends Error {
+  constructor(readonly reason: string, message: string) {
+    super(message)
+  }
+}
+
+interface Planned {
+  removed: number
+  rewritten: number
+  dropped: number
+  /** the snapshot the plan read: any other commit since may hold rows of these keys */
+  planned: bigint | null
+  replace: PreparedReplace
+}
+
 export async function dedupeTable(sink: SinkView, catalog: Catalog, opts: DedupeOptions): Promise<DedupeResult> {
   const at = () => new Date().toISOString()
   const key = sink.key
   if (!key) return { at: at(), refused: 'not_keyed', message: 'the sink has no key' }
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+  try {
     const table = await catalog.loadTable({ namespace: [sink.table.namespace], name: sink.table.name })
-    const problem = upsertProblem(table.metadata, key)
-    if (problem) return { at: at(), refused: problem.reason, message: problem.message }
-    const files = await readLiveFiles(table)
-    if (files.deletes.length > 0) return { at: at(), refused: 'delete_files', message: 'the table has delete files' }
-    const bytes = files.data.reduce((n, e) => n + Number(e.entry.dataFile.fileSizeInBytes), 0)
-    const rows = files.data.reduce((n, e) => n + Number(e.entry.dataFile.recordCount), 0)
-    if (bytes > (opts.maxBytes ?? DEDUPE_MAX_BYTES)) return { at: at(), refused: 'too_large', message: `${bytes} bytes of data files, past the ${opts.maxBytes ?? DEDUPE_MAX_BYTES}-byte limit` }
-    if (rows > (opts.maxRows ?? DEDUPE_MAX_ROWS)) return { at: at(), refused: 'too_many_rows', message: `${rows} rows, past the ${opts.maxRows ?? DEDUPE_MAX_ROWS}-row limit` }
-
-    // Pass 1: the key columns and __ingest_ts of every row, to find the latest per key.
-    const schema = currentSchema(table.metadata)
-    const winners = new Map<string, Candidate>()
-    const losers: Array<Set<number>> = files.data.map(() => new Set())
-    for (const [file, entry] of files.data.entries()) {
-      const seq = entry.entry.sequenceNumber ?? 0n
-      const keyed = await readDataFile(await table.io.read(entry.entry.dataFile.filePath), schema, { columns: [...key, INGEST_TS] })
-      keyed.forEach((r: Row, row: number) => {
-        if (key.some((k) => r[k] === null || r[k] === undefined)) return // rows without a whole key stay
-        const k = keyOf(r, key)
-        const c: Candidate = { file, row, ingest: (r[INGEST_TS] as bigint | null) ?? -1n, seq }
-        const prev = winners.get(k)
-        if (!prev) winners.set(k, c)
-        else if (later(c, prev)) {
-          losers[prev.file].add(prev.row)
-          winners.set(k, c)
-        } else losers[file].add(row)
-      })
-    }
-    const removed = losers.reduce((n, s) => n + s.size, 0)
-    if (removed === 0) return { at: at(), rows_removed: 0, files_rewritten: 0, files_dropped: 0, snapshot_id: null }
-
-    // Pass 2: drop the files that lost every row; rewrite the others without their losers.
-    const dropped: LiveEntry[] = []
-    const rewritten: LiveEntry[] = []
-    const added = []
-    for (const [file, entry] of files.data.entries()) {
-      if (losers[file].size === 0) continue
-      if (losers[file].size === Number(entry.entry.dataFile.recordCount)) {
-        dropped.push(entry)
-        continue
-      }
-      // Column buffers, the losers dropped in place: no row objects for the rows kept (as a keyed roll).
-      let n = Number(entry.entry.dataFile.recordCount)
-      for (const i of losers[file]) n = Math.max(n, i + 1)
-      const drop = new Uint8Array(n)
-      for (const i of losers[file]) drop[i] = 1
-      const w = new PartitionedWriter(table, opts.compression)
-      let at = 0
-      for await (const batch of readColumnGroups(await table.io.read(entry.entry.dataFile.filePath), schema)) {
-        w.append(dropRows(batch, drop, at))
-        at += batch.rows
-      }
-      const out = w.finish(`${opts.rollId}-dedupe-${crypto.randomUUID()}`)
-      await uploadDataFiles(table, out)
-      added.push(...out)
-      rewritten.push(entry)
-    }
-    const planned = currentSnapshot(table.metadata)?.['snapshot-id'] ?? null
-    try {
-      const committed = await replaceDataFiles(catalog, table, {
-        deleted: new Set([...dropped, ...rewritten].map((e) => e.entry.dataFile.filePath)),
-        added: added.map((f) => ({ specId: defaultSpec(table.metadata)['spec-id'], dataFile: f.dataFile })),
-        operation: 'overwrite',
-        properties: { 'lakehousebox.dedupe.sink': sink.id, 'lakehousebox.dedupe.rows_removed': String(removed) },
-        retry: { attempts: 1, minBackoffMs: 0, maxBackoffMs: 0 },
-        validate: (_f, b) => {
-          if ((currentSnapshot(b.metadata)?.['snapshot-id'] ?? null) !== planned) throw new RewriteStale('the table moved since the plan')
+    const done = await transact<Planned>(
+      catalog,
+      table,
+      {
+        plan: (base) => planDedupe(sink, key, base, opts),
+        change: async (p, base, attempt) => {
+          assertUnmoved(base, p.planned)
+          return p.replace.change(base, attempt)
         },
-      })
-      return { at: at(), rows_removed: removed, files_rewritten: rewritten.length, files_dropped: dropped.length, snapshot_id: committed.snapshotId.toString() }
-    } catch (err) {
-      if (!(err instanceof CommitConflict || err instanceof RewriteStale)) throw err
-    }
+        snapshotId: (p) => p.replace.snapshotId,
+      },
+      { retry: opts.retry, onRetry: opts.onRetry },
+    )
+    if (!done) return { at: at(), rows_removed: 0, files_rewritten: 0, files_dropped: 0, snapshot_id: null }
+    const p = done.plan
+    return { at: at(), rows_removed: p.removed, files_rewritten: p.rewritten, files_dropped: p.dropped, snapshot_id: p.replace.snapshotId.toString() }
+  } catch (err) {
+    if (err instanceof Refused) return { at: at(), refused: err.reason, message: err.message }
+    if (err instanceof CommitConflict || err instanceof PlanStale) return { at: at(), refused: 'conflicts', message: `the table kept moving: ${err.message}` }
+    throw err
   }
-  return { at: at(), refused: 'conflicts', message: `the table kept moving; ${ATTEMPTS} attempts conflicted` }
+}
+
+/** Finds the losers of every key and writes the files without them; null when no row loses. */
+async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opts: DedupeOptions): Promise<Planned | null> {
+  const problem = upsertProblem(table.metadata, key)
+  if (problem) throw new Refused(problem.reason, problem.message)
+  const files = await readLiveFiles(table)
+  if (files.deletes.length > 0) throw new Refused('delete_files', 'the table has delete files')
+  const bytes = files.data.reduce((n, e) => n + Number(e.entry.dataFile.fileSizeInBytes), 0)
+  const rows = files.data.reduce((n, e) => n + Number(e.entry.dataFile.recordCount), 0)
+  if (bytes > (opts.maxBytes ?? DEDUPE_MAX_BYTES)) throw new Refused('too_large', `${bytes} bytes of data files, past the ${opts.maxBytes ?? DEDUPE_MAX_BYTES}-byte limit`)
+  if (rows > (opts.maxRows ?? DEDUPE_MAX_ROWS)) throw new Refused('too_many_rows', `${rows} rows, past the ${opts.maxRows ?? DEDUPE_MAX_ROWS}-row limit`)
+  // Pass 1: the key columns and __ingest_ts of every row, to find the latest per key.
+  const schema = currentSchema(table.metadata)
+  const winners = new Map<string, Candidate>()
+  const losers: Array<Set<number>> = files.data.map(() => new Set())
+  for (const [file, entry] of files.data.entries()) {
+    const seq = entry.entry.sequenceNumber ?? 0n
+    const keyed = await readDataFile(await table.io.read(entry.entry.dataFile.filePath), schema, { columns: [...key, INGEST_TS] })
+    keyed.forEach((r: Row, row: number) => {
+      if (key.some((k) => r[k] === null || r[k] === undefined)) return // rows without a whole key stay
+      const k = keyOf(r, key)
+      const c: Candidate = { file, row, ingest: (r[INGEST_TS] as bigint | null) ?? -1n, seq }
+      const prev = winners.get(k)
+      if (!prev) winners.set(k, c)
+      else if (later(c, prev)) {
+        losers[prev.file].add(prev.row)
+        winners.set(k, c)
+      } else losers[file].add(row)
+    })
+  }
+  const removed = losers.reduce((n, s) => n + s.size, 0)
+  if (removed === 0) return null
+
+  // Pass 2: drop the files that lost every row; rewrite the others without their losers.
+  const dropped: LiveEntry[] = []
+  const rewritten: LiveEntry[] = []
+  const added = []
+  for (const [file, entry] of files.data.entries()) {
+    if (losers[file].size === 0) continue
+    if (losers[file].size === Number(entry.entry.dataFile.recordCount)) {
+      dropped.push(entry)
+      continue
+    }
+    // Column buffers, the losers dropped in place: no row objects for the rows kept (as a keyed roll).
+    let n = Number(entry.entry.dataFile.recordCount)
+    for (const i of losers[file]) n = Math.max(n, i + 1)
+    const drop = new Uint8Array(n)
+    for (const i of losers[file]) drop[i] = 1
+    const w = new PartitionedWriter(table, opts.compression)
+    let at = 0
+    for await (const batch of readColumnGroups(await table.io.read(entry.entry.dataFile.filePath), schema)) {
+      w.append(dropRows(batch, drop, at))
+      at += batch.rows
+    }
+    const out = w.finish(`${opts.rollId}-dedupe-${crypto.randomUUID()}`)
+    await uploadDataFiles(table, out)
+    added.push(...out)
+    rewritten.push(entry)
+  }
+  const replace = await prepareReplace(table, {
+    deleted: new Set([...dropped, ...rewritten].map((e) => e.entry.dataFile.filePath)),
+    added: added.map((f) => ({ specId: defaultSpec(table.metadata)['spec-id'], dataFile: f.dataFile })),
+    operation: 'overwrite',
+    properties: { [DEDUPE_SUMMARY.sink]: sink.id, [DEDUPE_SUMMARY.rowsRemoved]: String(removed) },
+  })
+  return { removed, rewritten: rewritten.length, dropped: dropped.length, planned: currentSnapshot(table.metadata)?.['snapshot-id'] ?? null, replace }
 }

@@ -1,10 +1,8 @@
-// The sink's objects in the bucket: intake batches, committed markers (DESIGN.md "Data layout").
+// The sink's objects in the bucket: intake batches, committed markers (contract/bucket.ts).
+import { BATCH_META, intakeEntry, sinkPrefix } from '../contract/bucket.ts'
 import { parseLossless } from '../iceberg/spec/json.ts'
-import type { S3Client, S3Head } from '../iceberg/io/s3.ts'
+import type { Bucket, S3Head } from '../iceberg/io/s3.ts'
 import { parseTimestamp } from '../iceberg/spec/temporal.ts'
-
-export const batchKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/${batchId}.ndjson`
-export const markerKey = (sinkId: string, dataFileName: string) => `_sink/${sinkId}/committed/${dataFileName}.json`
 
 export interface IntakeObject {
   batchId: string
@@ -30,15 +28,14 @@ export class EndTick extends Error {
 }
 
 /** The batches waiting in the intake and the markers, in one listing of _sink/<id>/. */
-export async function listIntake(s3: S3Client, sinkId: string): Promise<{ batches: IntakeObject[]; markers: string[] }> {
+export async function listIntake(s3: Bucket, sinkId: string): Promise<{ batches: IntakeObject[]; markers: string[] }> {
   const batches: IntakeObject[] = []
   const markers: string[] = []
-  const prefix = `_sink/${sinkId}/`
   try {
-    for await (const o of s3.list(prefix)) {
-      const rest = o.key.slice(prefix.length)
-      if (rest.startsWith('committed/') && rest.endsWith('.json')) markers.push(o.key)
-      else if (!rest.includes('/') && rest.endsWith('.ndjson')) batches.push({ batchId: rest.slice(0, -'.ndjson'.length), key: o.key, size: o.size, lastModified: o.lastModified })
+    for await (const o of s3.list(sinkPrefix(sinkId))) {
+      const entry = intakeEntry(sinkId, o.key)
+      if (entry?.kind === 'marker') markers.push(o.key)
+      else if (entry?.kind === 'batch') batches.push({ batchId: entry.batchId, key: o.key, size: o.size, lastModified: o.lastModified })
     }
   } catch (err) {
     throw new EndTick(`cannot list the intake of ${sinkId}: ${(err as Error).message}`, err)
@@ -46,7 +43,7 @@ export async function listIntake(s3: S3Client, sinkId: string): Promise<{ batche
   return { batches, markers }
 }
 
-export async function readMarker(s3: S3Client, key: string): Promise<Marker | null> {
+export async function readMarker(s3: Bucket, key: string): Promise<Marker | null> {
   let got
   try {
     got = await s3.get(key)
@@ -68,14 +65,14 @@ export function markerBody(batchIds: string[], snapshotId: bigint | null, commit
   return `{"batch_ids":${JSON.stringify(batchIds)},"snapshot_id":${snapshotId === null ? 'null' : snapshotId.toString()},"committed_at":${JSON.stringify(committedAt)}}`
 }
 
-/** When the intake received the batch (x-amz-meta-received, microseconds), else the store's time. */
 /** The elements the edge stored in a batch (x-amz-meta-rows): a batch that cannot be read counts them all as rejected. */
 export function storedRows(head: S3Head): number {
-  return Number(head.metadata.rows ?? 0)
+  return Number(head.metadata[BATCH_META.rows] ?? 0)
 }
 
+/** When the intake received the batch (x-amz-meta-received, microseconds), else the store's time. */
 export function receivedMicros(head: S3Head): bigint {
-  const received = head.metadata.received
+  const received = head.metadata[BATCH_META.received]
   if (received) {
     const parsed = parseTimestamp(received, 'timestamptz')
     if (parsed.ok) return parsed.value

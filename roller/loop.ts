@@ -22,6 +22,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   const api = new EdgeApi(config)
   const warehouses = new Warehouses(config)
   const compression = loadZstd()
+  const onRetry = () => metrics.commitRetries.inc()
   const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
   // Threads load their code before the first lease, not inside the first roll: a lease is taken
   // only when the roller can roll at once.
@@ -50,6 +51,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         compression: await compression,
         scanPool,
         retry: config.retry,
+        onRetry,
         maxRewriteBytes: config.maxRewriteBytes,
         log: slog,
         checkpoint: timed,
@@ -57,7 +59,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       })
       if (sink.dedupe_requested_at && sink.key) {
         // The dedupe asked for runs once, at this tick, after the roll; its answer goes to dedupe.last.
-        const dedupe = await dedupeTable(sink, warehouses.catalog(sink), { rollId, compression: await compression })
+        const dedupe = await dedupeTable(sink, warehouses.catalog(sink), { rollId, compression: await compression, retry: config.retry, onRetry })
         slog.info('dedupe', dedupe)
         await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], dedupe, release: true })
       }
@@ -97,7 +99,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         if (sink.warehouse.maintenance !== 'roller') continue
         const end = metrics.maintenanceDuration.startTimer()
         try {
-          const r = await maintainTable(sink, warehouses.catalog(sink), config.maintenance, log.child({ sink_id: sink.id }), config.retry)
+          const r = await maintainTable(sink, warehouses.catalog(sink), config.maintenance, log.child({ sink_id: sink.id }), { retry: config.retry, onRetry })
           metrics.snapshotsExpired.inc(r.snapshotsExpired)
           metrics.filesDeleted.inc(r.filesDeleted)
           metrics.bytesCompacted.inc(r.bytesCompacted)

@@ -4,7 +4,7 @@
 // carry no lakehousebox.sink.* keys; exactly-once holds through them because step 2 of every roll
 // reads every retained snapshot AND the committed markers, which cover history that expiry removed.
 import type { Catalog } from '../iceberg/catalog/index.ts'
-import type { RetryPolicy } from '../iceberg/transaction/commit.ts'
+import type { TransactOptions } from '../iceberg/transaction/transact.ts'
 import { compactTable } from '../iceberg/maintenance/compact.ts'
 import { deleteUnreachable, expireSnapshots } from '../iceberg/maintenance/expire.ts'
 import { rewriteManifests } from '../iceberg/maintenance/rewrite-manifests.ts'
@@ -30,17 +30,17 @@ export interface MaintenanceResult {
   seconds: number
 }
 
-export async function maintainTable(sink: SinkView, catalog: Catalog, policy: MaintenancePolicy, log: Logger, retry?: RetryPolicy): Promise<MaintenanceResult> {
+export async function maintainTable(sink: SinkView, catalog: Catalog, policy: MaintenancePolicy, log: Logger, commits: TransactOptions = {}): Promise<MaintenanceResult> {
   const started = Date.now()
   const id = { namespace: [sink.table.namespace], name: sink.table.name }
   const table = await catalog.loadTable(id)
   // Compact first: its replace snapshot then counts among the ones kept, and the small files only
   // the expired snapshots reach are deleted in this same sweep.
-  const compacted = await compactTable(catalog, table, { targetFileSizeBytes: policy.targetFileSizeBytes, retry })
+  const compacted = await compactTable(catalog, table, { targetFileSizeBytes: policy.targetFileSizeBytes, ...commits })
   // Then the manifests: the ones compaction left with only dead entries are dropped, and small ones
   // (files not compacted, appends since the last merge) are folded into a few.
-  const rewritten = await rewriteManifests(catalog, compacted?.table ?? table, { retry })
-  const expired = await expireSnapshots(catalog, rewritten?.table ?? compacted?.table ?? table, { retainLast: policy.retainSnapshots, retry })
+  const rewritten = await rewriteManifests(catalog, compacted?.table ?? table, commits)
+  const expired = await expireSnapshots(catalog, rewritten?.table ?? compacted?.table ?? table, { retainLast: policy.retainSnapshots, ...commits })
   // Files are deleted only after the commit that unreferenced them succeeded.
   const cleanup = await deleteUnreachable(expired.base, expired.table, { orphanOlderThanMs: policy.orphanOlderThanMs })
   if (cleanup.failed.length > 0) log.warn('some unreachable files could not be deleted', { failed: cleanup.failed.length })

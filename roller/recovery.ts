@@ -1,25 +1,17 @@
 // Exactly once by recovery (spec "Exactly once"): a batch is consumed when a retained snapshot of this
 // sink, or a committed marker, names it — and it was stored before that record, with 1 h tolerance.
+import { summaryBatchIds } from '../contract/summary.ts'
 import type { LoadedTable } from '../iceberg/catalog/index.ts'
-import { CommitAbandoned } from '../iceberg/transaction/commit.ts'
+import { CommitAbandoned } from '../iceberg/transaction/transact.ts'
 import type { TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Marker } from './intake.ts'
 
-/** The summary keys, current prefix first; an older roll's prefix still counts. */
-export const SUMMARY_PREFIXES = ['lakehousebox.sink.', 'tablemere.sink.'] as const
 export const CLOCK_SKEW_MS = 3600_000
 
 export interface ConsumedRecord {
   atMs: number
   snapshotId: string | null
   source: 'snapshot' | 'marker'
-}
-
-export function summaryBatchIds(summary: Record<string, string>, sinkId: string): string[] | null {
-  for (const prefix of SUMMARY_PREFIXES) {
-    if (summary[`${prefix}id`] === sinkId) return (summary[`${prefix}batches`] ?? '').split(',').filter(Boolean)
-  }
-  return null
 }
 
 /** Every batch id any retained snapshot of this sink or any marker names; the newer record wins. */

@@ -1,12 +1,12 @@
 // Rejects files: _sink/<sink>/rejects/<batch>.ndjson, one JSON object per rejected row with the
 // original row's bytes (spec "Rejects"); swept after 7 days.
-import type { S3Client } from '../iceberg/io/s3.ts'
+import { NDJSON, rejectsKey, rejectsPrefix } from '../contract/bucket.ts'
+import type { Bucket } from '../iceberg/io/s3.ts'
 import type { Reject } from '../iceberg/spec/values.ts'
 
 /** A row's reason: the value checks' (values.ts), or a keyed sink's key_null. */
 export type RowReject = Omit<Reject, 'reason'> & { reason: Reject['reason'] | 'key_null' }
 
-export const rejectsKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/rejects/${batchId}.ndjson`
 export const REJECTS_KEPT_MS = 7 * 24 * 3600_000
 
 export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_unwritable'
@@ -26,14 +26,14 @@ export function wholeBatchLine(batchId: string, reason: WholeBatchReason, error:
   return `${head.slice(0, -1)},"row":${rowText ?? 'null'}}`
 }
 
-export async function writeRejects(s3: S3Client, sinkId: string, batchId: string, lines: string[]): Promise<void> {
-  await s3.put(rejectsKey(sinkId, batchId), lines.join('\n') + '\n', { contentType: 'application/x-ndjson' })
+export async function writeRejects(s3: Bucket, sinkId: string, batchId: string, lines: string[]): Promise<void> {
+  await s3.put(rejectsKey(sinkId, batchId), lines.join('\n') + '\n', { contentType: NDJSON })
 }
 
 /** Deletes rejects files older than 7 days. */
-export async function sweepRejects(s3: S3Client, sinkId: string, now = Date.now()): Promise<number> {
+export async function sweepRejects(s3: Bucket, sinkId: string, now = Date.now()): Promise<number> {
   const old: string[] = []
-  for await (const o of s3.list(`_sink/${sinkId}/rejects/`)) if (now - o.lastModified.getTime() > REJECTS_KEPT_MS) old.push(o.key)
+  for await (const o of s3.list(rejectsPrefix(sinkId))) if (now - o.lastModified.getTime() > REJECTS_KEPT_MS) old.push(o.key)
   if (old.length > 0) await s3.deleteMany(old)
   return old.length
 }

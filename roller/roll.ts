@@ -1,18 +1,22 @@
 // The roll, step by step as the spec says it ("The roll", "Exactly once", "Rejects").
 // Every step boundary is a checkpoint: a crash point the tests kill the roller at.
-import { CommitStateUnknown, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
-import { addColumnsChange, CommitAbandoned, commitWithRetry, type RetryPolicy } from '../iceberg/transaction/commit.ts'
+import { batchKey, markerKey } from '../contract/bucket.ts'
+import { SUMMARY } from '../contract/summary.ts'
+import { INGEST_TS } from '../contract/table.ts'
+import { CommitConflict, CommitStateUnknown, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
+import { addColumnsChange } from '../iceberg/transaction/changes.ts'
+import { CommitAbandoned, commitWithRetry, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
 import { appendFiles } from '../iceberg/transaction/merge-append.ts'
-import type { S3Client } from '../iceberg/io/s3.ts'
+import type { Bucket } from '../iceberg/io/s3.ts'
 import { currentSchema, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Compression } from '../iceberg/parquet/data-file.ts'
 import type { TableUpdate } from '../iceberg/spec/updates.ts'
 import type { RollReport, SinkView } from './api.ts'
-import { batchKey, EndTick, listIntake, markerBody, markerKey, readMarker, receivedMicros, type IntakeObject, type Marker } from './intake.ts'
+import { EndTick, listIntake, markerBody, readMarker, receivedMicros, type IntakeObject, type Marker } from './intake.ts'
 import type { Logger } from './log.ts'
 import { consumedRecords, recheckFor, storedBefore } from './recovery.ts'
 import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
-import { BatchChecker, INGEST_TS, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
+import { BatchChecker, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
 import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
@@ -30,11 +34,13 @@ export interface RollContext {
   rollId: string
   rollerId: string
   catalog: Catalog
-  bucket: S3Client
+  bucket: Bucket
   compression: Compression
   /** Threads that scan the batches; none: they are scanned on this thread. */
   scanPool?: ScanPool | null
   retry?: RetryPolicy
+  /** Called before each commit retry (the roller counts lhbox_commit_retries_total). */
+  onRetry?: TransactOptions['onRetry']
   log: Logger
   /** A step boundary (tests kill the roller here). */
   checkpoint: (name: string) => void | Promise<void>
@@ -150,7 +156,7 @@ async function applyFirstRollChanges(table: LoadedTable, ctx: RollContext): Prom
     return c
   }
   if (!change(table.metadata)) return table
-  const updated = await commitWithRetry(ctx.catalog, table, async (b) => change(b.metadata) ?? { requirements: [], updates: [] }, ctx.retry)
+  const updated = await commitWithRetry(ctx.catalog, table, async (b) => change(b.metadata) ?? { requirements: [], updates: [] }, ctx.retry, ctx.onRetry)
   ctx.log.info('first-roll changes committed', { column: INGEST_TS, properties: RETENTION_PROPERTIES })
   await ctx.checkpoint('first-roll-commit')
   return updated
@@ -271,15 +277,15 @@ async function commitFiles(sink: SinkView, table: LoadedTable, files: EncodedFil
   const properties = sinkSummary(sink, batches, batches.reduce((n, b) => n + b.rows, 0))
   let snapshotId: bigint
   try {
-    snapshotId = (await appendFiles(ctx.catalog, table, files.map((f) => f.dataFile), { properties, retry: ctx.retry, recheck: recheckFor(sink, batchIds, seen) })).snapshotId
+    const done = await appendFiles(ctx.catalog, table, files.map((f) => f.dataFile), { properties, retry: ctx.retry, onRetry: ctx.onRetry, recheck: recheckFor(sink, batchIds, seen) })
+    if (done.unknownOutcome) logFoundAfterUnknown(ctx, done.snapshotId, done.unknownOutcome)
+    snapshotId = done.snapshotId
   } catch (err) {
-    if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
-    if (!(err instanceof CommitStateUnknown)) throw err
-    snapshotId = await resolveUnknownCommit(table, properties, ctx, err)
+    throw endTickFor(err)
   }
   await ctx.checkpoint('commit')
   const marker = markerKey(sink.id, files[0].name)
-  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties['lakehousebox.sink.rolled_at']), { contentType: 'application/json' })
+  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties[SUMMARY.rolledAt]), { contentType: 'application/json' })
   await ctx.checkpoint('marker')
   return { batchIds, snapshotId, marker }
 }
@@ -290,34 +296,35 @@ async function commitKeyed(sink: SinkView, table: LoadedTable, keyed: KeyedRows,
   const properties = sinkSummary(sink, batches, keyed.size)
   let snapshotId: bigint
   try {
-    snapshotId = (await commitUpsert(table, sink.key!, keyed, properties, {
+    const done = await commitUpsert(table, sink.key!, keyed, properties, {
       catalog: ctx.catalog,
       rollId: ctx.rollId,
       compression: ctx.compression,
       checkpoint: ctx.checkpoint,
-      reload: () => ctx.catalog.loadTable(table.identifier),
       recheck: recheckFor(sink, batchIds, seen),
       maxRewriteBytes: ctx.maxRewriteBytes,
-      backoffMs: ctx.retry?.minBackoffMs,
-    })).snapshotId
+      retry: ctx.retry,
+      onRetry: ctx.onRetry,
+    })
+    if (done.unknownOutcome) logFoundAfterUnknown(ctx, done.snapshotId, done.unknownOutcome)
+    snapshotId = done.snapshotId
   } catch (err) {
-    if (!(err instanceof CommitStateUnknown)) throw err
-    snapshotId = await resolveUnknownCommit(table, properties, ctx, err)
+    throw endTickFor(err)
   }
   await ctx.checkpoint('commit')
   const marker = markerKey(sink.id, `${ctx.rollId}-keyed`)
-  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties['lakehousebox.sink.rolled_at']), { contentType: 'application/json' })
+  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties[SUMMARY.rolledAt]), { contentType: 'application/json' })
   await ctx.checkpoint('marker')
   return { batchIds, snapshotId, marker }
 }
 
 function sinkSummary(sink: SinkView, batches: BatchOutcome[], rows: number): Record<string, string> {
   return {
-    'lakehousebox.sink.id': sink.id,
-    'lakehousebox.sink.batches': batches.map((b) => b.batchId).join(','),
-    'lakehousebox.sink.rows': String(rows),
-    'lakehousebox.sink.rejected_rows': String(batches.reduce((n, b) => n + b.rejected, 0)),
-    'lakehousebox.sink.rolled_at': new Date().toISOString(),
+    [SUMMARY.id]: sink.id,
+    [SUMMARY.batches]: batches.map((b) => b.batchId).join(','),
+    [SUMMARY.rows]: String(rows),
+    [SUMMARY.rejectedRows]: String(batches.reduce((n, b) => n + b.rejected, 0)),
+    [SUMMARY.rolledAt]: new Date().toISOString(),
   }
 }
 
@@ -334,15 +341,19 @@ async function disableForKey(sink: SinkView, invariant: Invariant, err: UpsertRe
   return { snapshotIds: [], batches: 0, rows: 0, rejectedRows: 0, repaired: invariant.repaired.length }
 }
 
-/** An unknown outcome is resolved by reloading and looking for this roll's snapshot, never by retrying. */
-async function resolveUnknownCommit(table: LoadedTable, properties: Record<string, string>, ctx: RollContext, cause: Error): Promise<bigint> {
-  const fresh = await ctx.catalog.loadTable(table.identifier).catch((err) => {
-    throw new EndTick(`commit outcome unknown and the table cannot be reloaded: ${(err as Error).message}`, err)
-  })
-  const ours = fresh.metadata.snapshots.find((s) => s.summary?.['lakehousebox.sink.rolled_at'] === properties['lakehousebox.sink.rolled_at'] && s.summary?.['lakehousebox.sink.batches'] === properties['lakehousebox.sink.batches'])
-  if (!ours) throw new EndTick(`commit outcome unknown (${cause.message}); the table does not hold it: the next tick rolls again`, cause)
-  ctx.log.warn('commit outcome was unknown; found it in the table', { snapshot_id: ours['snapshot-id'] })
-  return ours['snapshot-id']
+/**
+ * A commit this roll cannot make now ends the tick, never blindly retried: abandoned (another roller
+ * committed these batches), out of retries, or an outcome unknown and not found in the table (step 2
+ * of the next tick finds it if it did land).
+ */
+function endTickFor(err: unknown): unknown {
+  if (err instanceof CommitAbandoned || err instanceof CommitConflict) return new EndTick(err.message, err)
+  if (err instanceof CommitStateUnknown) return new EndTick(`commit outcome unknown: ${err.message}; the next tick rolls again`, err)
+  return err
+}
+
+function logFoundAfterUnknown(ctx: RollContext, snapshotId: bigint, cause: Error): void {
+  ctx.log.warn('commit outcome was unknown; found it in the table', { snapshot_id: snapshotId.toString(), error: cause.message })
 }
 
 // 7. Delete the consumed batches, then the marker; report; sweep rejects older than 7 days.

@@ -2,30 +2,30 @@
 // ONE overwrite commit drops the files whose rows are all replaced, rewrites those partly replaced
 // (every other row and column kept exactly) and adds the roll's rows. Same summary keys, markers
 // and crash points as an append, so exactly-once by recovery is unchanged.
+import { keyProblem, type KeyProblem, type UpsertReason } from '../contract/key-rule.ts'
+import { SUMMARY } from '../contract/summary.ts'
+import { INGEST_TS } from '../contract/table.ts'
 import { CommitConflict, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
-import { CommitAbandoned } from '../iceberg/transaction/commit.ts'
+import { assertUnmoved, CommitAbandoned, PlanStale, transact, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
 import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import { buildersFor, finishBatch } from '../iceberg/parquet/builders.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
 import { KeySet } from '../iceberg/parquet/key-set.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
-import { readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry } from '../iceberg/transaction/replace.ts'
-import { isPrimitive, parsePrimitive, type Row, type Schema, type Value } from '../iceberg/spec/types.ts'
+import { prepareReplace, readLiveFiles, type LiveEntry, type PreparedReplace } from '../iceberg/transaction/replace.ts'
+import { parsePrimitive, type Row, type Schema, type Value } from '../iceberg/spec/types.ts'
 import type { SinkView } from './api.ts'
 import { EndTick } from './intake.ts'
-import { INGEST_TS } from './validate.ts'
 import { PartitionedWriter, uploadDataFiles, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
-const KEY_TYPES = new Set(['string', 'int', 'long', 'date', 'time', 'timestamp', 'timestamptz', 'uuid', 'decimal', 'boolean'])
 export const MAX_REWRITE_BYTES = 256 * 1024 * 1024
-const ATTEMPTS = 5
 /** Data files read at once while planning (their key columns) and fetched ahead while rewriting. */
 const READ_AHEAD = 4
 const KEEP_BYTES = 64 * 1024 * 1024
 
 /** A key the roller cannot apply: the sink is disabled with this upsert_* reason; batches wait. */
 export class UpsertRefused extends Error {
-  constructor(readonly reason: string, message: string) {
+  constructor(readonly reason: UpsertReason, message: string) {
     super(message)
     this.name = 'UpsertRefused'
   }
@@ -66,16 +66,9 @@ export class KeyedRows {
   }
 }
 
-/** Why this table and key cannot take a keyed roll, or null. */
-export function upsertProblem(meta: TableMetadata, key: string[]): { reason: string; message: string } | null {
-  if (meta['format-version'] !== 2 || defaultSpec(meta).fields.length > 0) return { reason: 'upsert_table_unsupported', message: 'a key needs a format-version 2, unpartitioned table' }
-  const fields = new Map(currentSchema(meta).fields.map((f) => [f.name, f]))
-  for (const k of key) {
-    const f = fields.get(k)
-    if (!f) return { reason: 'upsert_key_missing', message: `key column ${k} is not in the table's schema` }
-    if (!isPrimitive(f.type) || !KEY_TYPES.has(parsePrimitive(f.type).kind)) return { reason: 'upsert_key_type', message: `key column ${k} has type ${JSON.stringify(f.type)}, not a key type` }
-  }
-  return null
+/** Why this table and key cannot take a keyed roll (contract/key-rule.ts), or null. */
+export function upsertProblem(meta: TableMetadata, key: string[]): KeyProblem | null {
+  return keyProblem({ formatVersion: meta['format-version'], partitioned: defaultSpec(meta).fields.length > 0, columns: currentSchema(meta).fields }, key)
 }
 
 export interface UpsertPlan {
@@ -225,69 +218,78 @@ export interface UpsertContext {
   rollId: string
   compression: ConstructorParameters<typeof PartitionedWriter>[1]
   checkpoint: (name: string) => void | Promise<void>
-  reload: () => Promise<LoadedTable>
   /** Throws when another roller committed some of these batches since the roll read the table. */
   recheck: (base: LoadedTable) => void
   maxRewriteBytes?: number
-  backoffMs?: number
+  retry?: RetryPolicy
+  onRetry?: TransactOptions['onRetry']
 }
 
 export interface UpsertCommit {
   snapshotId: bigint
   files: EncodedFile[]
   plan: UpsertPlan
+  /** Set when the commit's answer was lost and the table was found to hold the snapshot. */
+  unknownOutcome?: Error
+}
+
+/** A keyed roll planned on one snapshot of the table, its files written. */
+interface Planned {
+  plan: UpsertPlan
+  files: EncodedFile[]
+  /** the snapshot the plan read: any other commit since may hold rows with these keys */
+  planned: bigint | null
+  replace: PreparedReplace
 }
 
 /**
- * Plans, writes and commits the overwrite; a conflict re-plans on the new base (a foreign commit may
- * have added rows with these keys). An unknown outcome is resolved by reloading and looking.
+ * Plans, writes and commits the overwrite; when the table moved meanwhile (a conflict), it is planned
+ * again on the new base, after checking that no other roller committed these batches. An unknown
+ * outcome is resolved by looking for the snapshot (transact.ts).
  */
 export async function commitUpsert(table: LoadedTable, key: string[], keyed: KeyedRows, properties: Record<string, string>, ctx: UpsertContext): Promise<UpsertCommit> {
-  let base = table
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (attempt > 0) {
-      await new Promise((r) => setTimeout(r, (ctx.backoffMs ?? 500) * 2 ** (attempt - 1) * (0.5 + Math.random())))
-      base = await ctx.reload()
-      try {
-        ctx.recheck(base)
-      } catch (err) {
-        // Another roller committed these batches: this roll ends, as an append's does (not a failure).
-        if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
-        throw err
-      }
-    }
-    const plan = await planUpsert(base, key, keyed, ctx.maxRewriteBytes)
-    const files = await writeFiles(base, keyed, plan, ctx)
-    await uploadDataFiles(base, files)
-    await ctx.checkpoint('data-file')
-    const planned = currentSnapshot(base.metadata)?.['snapshot-id'] ?? null
-    const summary = {
-      ...properties,
-      'lakehousebox.sink.rewritten_files': String(plan.rewritten.length),
-      'lakehousebox.sink.rewritten_bytes': String(plan.rewriteBytes),
-      // Files whose key columns were read: the rest were ruled out by their bounds.
-      'lakehousebox.sink.key_files_read': String(plan.filesRead),
-    }
-    try {
-      const committed = await replaceDataFiles(ctx.catalog, base, {
-        deleted: new Set([...plan.dropped, ...plan.rewritten].map((e) => e.entry.dataFile.filePath)),
-        added: files.map((f) => ({ specId: defaultSpec(base.metadata)['spec-id'], dataFile: f.dataFile })),
-        operation: 'overwrite',
-        properties: summary,
-        retry: { attempts: 1, minBackoffMs: 0, maxBackoffMs: 0 },
-        // Any other commit since the plan may hold rows with these keys: plan again.
-        validate: (_files, b) => {
-          if ((currentSnapshot(b.metadata)?.['snapshot-id'] ?? null) !== planned) throw new RewriteStale('the table moved since the plan')
+  let done
+  try {
+    done = await transact<Planned>(
+      ctx.catalog,
+      table,
+      {
+        plan: async (base, round) => {
+          if (round > 0) ctx.recheck(base)
+          const plan = await planUpsert(base, key, keyed, ctx.maxRewriteBytes)
+          const files = await writeFiles(base, keyed, plan, ctx)
+          await uploadDataFiles(base, files)
+          await ctx.checkpoint('data-file')
+          const replace = await prepareReplace(base, {
+            deleted: new Set([...plan.dropped, ...plan.rewritten].map((e) => e.entry.dataFile.filePath)),
+            added: files.map((f) => ({ specId: defaultSpec(base.metadata)['spec-id'], dataFile: f.dataFile })),
+            operation: 'overwrite',
+            properties: {
+              ...properties,
+              [SUMMARY.rewrittenFiles]: String(plan.rewritten.length),
+              [SUMMARY.rewrittenBytes]: String(plan.rewriteBytes),
+              // Files whose key columns were read: the rest were ruled out by their bounds.
+              [SUMMARY.keyFilesRead]: String(plan.filesRead),
+            },
+          })
+          return { plan, files, planned: currentSnapshot(base.metadata)?.['snapshot-id'] ?? null, replace }
         },
-      })
-      return { snapshotId: committed.snapshotId, files, plan }
-    } catch (err) {
-      if (err instanceof CommitConflict || err instanceof RewriteStale) continue
-      if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
-      throw err // CommitStateUnknown included: the caller reloads and looks for this roll's snapshot
-    }
+        change: async (p, base, attempt) => {
+          assertUnmoved(base, p.planned)
+          return p.replace.change(base, attempt)
+        },
+        snapshotId: (p) => p.replace.snapshotId,
+      },
+      { retry: ctx.retry, onRetry: ctx.onRetry },
+    )
+  } catch (err) {
+    // Another roller committed these batches: this roll ends, as an append's does (not a failure).
+    if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
+    if (err instanceof PlanStale || err instanceof CommitConflict) throw new EndTick(`the keyed roll kept conflicting (${err.message}); the next tick plans it again`, err)
+    throw err // CommitStateUnknown included: the table does not hold this roll's snapshot
   }
-  throw new EndTick(`the keyed roll conflicted ${ATTEMPTS} times; the next tick plans it again`)
+  const p = done!.plan
+  return { snapshotId: p.replace.snapshotId, files: p.files, plan: p.plan, unknownOutcome: done!.unknownOutcome }
 }
 
 /** The roll's rows in one file, and each partly replaced file without its replaced rows. */

@@ -1,8 +1,10 @@
 // One batch, row by row: each stored line checked against the table's schema, __ingest_ts stamped from
 // the batch's arrival, and the reject lines collected. An append sink's rows go straight into column
 // buffers (iceberg/ingest/scan.ts); a keyed sink's stay rows, since the latest per key is chosen by row.
+import { BATCH_META, parseSkipped } from '../contract/bucket.ts'
+import { INGEST_TS } from '../contract/table.ts'
 import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
-import type { S3Client } from '../iceberg/io/s3.ts'
+import type { Bucket } from '../iceberg/io/s3.ts'
 import { parseLossless } from '../iceberg/spec/json.ts'
 import type { ColumnBatch } from '../iceberg/parquet/columns.ts'
 import type { Row, Schema } from '../iceberg/spec/types.ts'
@@ -11,7 +13,6 @@ import { receivedMicros, storedRows } from './intake.ts'
 import { rejectLine, wholeBatchLine, type RowReject, type WholeBatchReason } from './rejects.ts'
 import type { ScanPool } from './scan-pool.ts'
 
-export const INGEST_TS = '__ingest_ts'
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
 
 /** A batch chosen in step 4: not read yet. */
@@ -49,7 +50,7 @@ export class BatchChecker {
   }
 
   /** Null when the object is gone (another roller consumed it meanwhile). */
-  async check(s3: S3Client, batch: PendingBatch): Promise<CheckedBatch | null> {
+  async check(s3: Bucket, batch: PendingBatch): Promise<CheckedBatch | null> {
     const whole = (reason: WholeBatchReason, error: string, rows: number): CheckedBatch => ({
       batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: rows, rejectLines: [wholeBatchLine(batch.batchId, reason, error)],
     })
@@ -131,9 +132,9 @@ export class BatchChecker {
  * element was stored, line = index. `unrecorded`: the list was too long to keep, the index is unknown.
  */
 function elementIndexes(metadata: Record<string, string>): (line: number) => number | null {
-  if (metadata.skipped === undefined) return (line) => line
-  if (metadata.skipped === 'unrecorded') return () => null
-  const skipped = metadata.skipped.split(',').map(Number).sort((a, b) => a - b)
+  const skipped = parseSkipped(metadata[BATCH_META.skipped])
+  if (skipped === null) return () => null
+  if (skipped.length === 0) return (line) => line
   return (line) => {
     let index = line
     for (const s of skipped) if (s <= index) index++

@@ -1,8 +1,8 @@
 // The roller's routes (bootstrap secret only; never served publicly):
 // GET /internal/sinks — the roller's view, and with ?roller= a lease of the due sinks;
 // POST /internal/sinks/{id}/roll — the roller's report.
-import * as v from 'valibot'
 import { Hono } from 'hono'
+import { RollReport, SinksQuery, type RollAnswer, type SinkList, type SinkView } from '../../contract/internal.ts'
 import { requireBootstrap } from '../auth.ts'
 import { audit } from '../audit.ts'
 import { sqlCatalogName, warehouseLocation, type WarehouseRow } from '../catalogs.ts'
@@ -11,28 +11,7 @@ import { ApiError } from '../errors.ts'
 import { jsonBody, query } from '../validate.ts'
 import { applyRollReport, leaseSinks, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
 
-const SnapshotId = v.pipe(v.string(), v.regex(/^\d{1,19}$/, 'snapshot ids are sent as decimal strings'))
-const BatchIds = v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/)))
-
-export const RollReport = v.object({
-  roller: v.string(),
-  roll_id: v.string(),
-  /** Batches now in the table (or rejected whole / all rows rejected): the ledger marks them committed. */
-  consumed: v.optional(v.array(v.object({ batch_ids: BatchIds, snapshot_id: v.nullable(SnapshotId) })), []),
-  /** Of those, the ones found already committed by an earlier roll (repairs). */
-  repaired: v.optional(BatchIds, []),
-  last_roll: v.optional(
-    v.nullable(v.object({ at: v.string(), batches: v.number(), rows: v.number(), rejected_rows: v.number(), snapshot_id: v.nullable(SnapshotId), seconds: v.number() })),
-  ),
-  rejects: v.optional(v.object({ rows: v.number(), batches: v.number() })),
-  disabled_reason: v.optional(v.nullable(v.string())),
-  dedupe: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
-  release: v.optional(v.boolean(), true),
-})
-
-export type RollReportBody = v.InferOutput<typeof RollReport>
-
-function rollerView(r: RollerSinkRow) {
+function rollerView(r: RollerSinkRow): SinkView {
   const w: WarehouseRow = r.warehouse
   const catalog = w.catalog as Record<string, unknown>
   const { token: _t, credential: _c, ...publicCatalog } = catalog
@@ -45,7 +24,7 @@ function rollerView(r: RollerSinkRow) {
     warehouse: {
       id: w.id,
       name: w.name,
-      catalog: { ...publicCatalog, ...(catalog.type === 'sql' ? { catalog_name: sqlCatalogName(w) } : {}) },
+      catalog: { ...publicCatalog, ...(catalog.type === 'sql' ? { catalog_name: sqlCatalogName(w) } : {}) } as SinkView['warehouse']['catalog'],
       location: warehouseLocation(w),
       bucket: w.bucket,
       endpoint: w.endpoint,
@@ -66,20 +45,12 @@ function rollerView(r: RollerSinkRow) {
 export const internalRoutes = new Hono<AppEnv>()
   .use('/internal/*', requireBootstrap)
   .get('/internal/sinks', async (c) => {
-    const q = query(
-      c,
-      v.object({
-        roller: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
-        lease_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(10), v.maxValue(3600)), '300'),
-        sink: v.optional(v.string()),
-        force: v.optional(v.picklist(['true', 'false'])),
-      }),
-    )
+    const q = query(c, SinksQuery)
     const db = await c.var.db()
     const rows = q.roller
       ? await leaseSinks(db, { roller: q.roller, leaseSeconds: q.lease_seconds as unknown as number, sinkId: q.sink ?? null, force: q.force === 'true' })
       : await viewSinks(db, q.sink ?? null)
-    return c.json({ sinks: rows.map(rollerView) })
+    return c.json({ sinks: rows.map(rollerView) } satisfies SinkList)
   })
   .post('/internal/sinks/:id/roll', async (c) => {
     const body = await jsonBody(c, RollReport)
@@ -88,5 +59,5 @@ export const internalRoutes = new Hono<AppEnv>()
     if (!result) throw new ApiError(404, 'sink_not_found', `no sink ${c.req.param('id')}`)
     // A report that only releases the lease (an ended tick) is not a roll.
     if (body.last_roll || body.consumed.length > 0 || body.disabled_reason || body.dedupe) await audit(db, { projectId: result.projectId, actor: `roller:${body.roller}`, action: 'sink.roll', subject: c.req.param('id'), details: { roll_id: body.roll_id, batches_committed: result.marked, repaired: body.repaired.length, last_roll: body.last_roll ?? null } })
-    return c.json({ ok: true, batches_committed: result.marked })
+    return c.json({ ok: true, batches_committed: result.marked } satisfies RollAnswer)
   })

@@ -1,6 +1,7 @@
 // POST /v1/sinks/{sink_id}: the send route. The send key only; one ledger statement; one PUT of the
 // batch, unchanged, to _sink/<sink_id>/<batch_id>.ndjson; 202 only after the PUT succeeded.
 import { Hono } from 'hono'
+import { BATCH_META, batchKey, NDJSON, skippedValue } from '../../contract/bucket.ts'
 import { S3Error } from '../../iceberg/io/s3.ts'
 import { bearer } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
@@ -14,22 +15,22 @@ const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 const wrongKey = () => new ApiError(401, 'unauthorized', 'send this sink’s send key as Authorization: Bearer al_send_…')
 
-export function intakeKey(sinkId: string, batchId: string): string {
-  return `_sink/${sinkId}/${batchId}.ndjson`
-}
-
 async function digest(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
 }
 
 /**
- * The indexes of the elements not stored (not_an_object), so the roller's rejects can name a row by
- * its index in the array the producer sent. Past 1 KiB (S3 user metadata is small) it says `unrecorded`.
+ * The x-amz-meta-* headers of the batch: its received time, rows, sink and the indexes of the elements
+ * not stored (not_an_object), so the roller's rejects can name a row by its index in the array sent.
  */
-function skippedHeader(reasons: unknown[]): { skipped?: string } {
-  if (reasons.length === 0) return {}
-  const list = reasons.map((r) => (r as { index: number }).index).join(',')
-  return { skipped: list.length <= 1024 ? list : 'unrecorded' }
+function batchMetadata(sinkId: string, row: { receivedAt: string; rows: number; reasons: unknown[] }): Record<string, string> {
+  const skipped = skippedValue(row.reasons.map((r) => (r as { index: number }).index))
+  return {
+    [BATCH_META.received]: row.receivedAt,
+    [BATCH_META.rows]: String(row.rows),
+    [BATCH_META.sink]: sinkId,
+    ...(skipped === undefined ? {} : { [BATCH_META.skipped]: skipped }),
+  }
 }
 
 function bucketFailure(err: unknown): ApiError {
@@ -76,10 +77,7 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', 
 
   const s3 = bucketClient(c.env, ledger.sink)
   try {
-    await s3.put(intakeKey(ledger.sink.id, batchId), batch.ndjson, {
-      contentType: 'application/x-ndjson',
-      metadata: { received: row.receivedAt, rows: String(row.rows), sink: ledger.sink.id, ...skippedHeader(row.reasons) },
-    })
+    await s3.put(batchKey(ledger.sink.id, batchId), batch.ndjson, { contentType: NDJSON, metadata: batchMetadata(ledger.sink.id, row) })
   } catch (err) {
     // If even this fails, the row stays `receiving`: a retry stores the batch again, never trusts it.
     if (row.inserted) await forgetBatch(db, input).catch((e) => console.error(JSON.stringify({ level: 'error', msg: 'forgetBatch failed', batch_id: batchId, error: String(e) })))

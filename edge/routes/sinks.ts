@@ -2,6 +2,8 @@
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
+import { isUpsertReason } from '../../contract/key-rule.ts'
 import { batches, sinks, warehouses } from '../../db/schema.ts'
 import { NoSuchNamespace, NoSuchTable, type LoadedTable } from '../../iceberg/catalog/index.ts'
 import { audit } from '../audit.ts'
@@ -46,6 +48,10 @@ async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> 
   return row
 }
 
+/**
+ * The sink's table. A missing table (or namespace) is the spec's 404 table_not_found with the
+ * namespace's tables; any other catalog failure goes to onError like everywhere else.
+ */
 async function loadSinkTable(c: Context<AppEnv>, w: WarehouseRow, table: string): Promise<LoadedTable> {
   const [namespace, name] = table.split('.')
   const catalog = catalogFor(c.env, await c.var.db(), w)
@@ -128,7 +134,7 @@ export const sinkRoutes = new Hono<AppEnv>()
       }
       set.keyColumns = body.key
       // A new key (or none) is what a sink disabled by its key waits for.
-      if (row.state === 'disabled' && String(row.disabled_reason ?? '').startsWith('upsert_')) {
+      if (row.state === 'disabled' && isUpsertReason(row.disabled_reason)) {
         set.state = 'active'
         set.disabledReason = null
       }
@@ -149,7 +155,7 @@ export const sinkRoutes = new Hono<AppEnv>()
       .returning({ batchId: batches.batchId })
     const s3 = bucketClient(c.env, { bucket: row.bucket })
     const keys: string[] = []
-    for await (const o of s3.list(`_sink/${row.id}/`)) if (/^_sink\/[^/]+\/[^/]+\.ndjson$/.test(o.key)) keys.push(o.key)
+    for await (const o of s3.list(sinkPrefix(row.id))) if (intakeEntry(row.id, o.key)?.kind === 'batch') keys.push(o.key)
     await s3.deleteMany(keys)
     await audit(db, { projectId: row.project_id, actor: c.var.principal.keyId, action: 'sink.delete', subject: row.id, details: { pending_batches_discarded: discarded.length, objects_deleted: keys.length } })
     return c.json({ id: row.id, state: 'deleted', pending_batches_discarded: discarded.length }, 202)

@@ -2,8 +2,9 @@
 // PATCH /v1/tables/{wh}.{ns}.{table}/docs (write; one commit).
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
-import { NoSuchNamespace, NoSuchTable, TableAlreadyExists, type Catalog, type LoadedTable } from '../../iceberg/catalog/index.ts'
-import { commitWithRetry, documentChange } from '../../iceberg/transaction/commit.ts'
+import type { Catalog, LoadedTable } from '../../iceberg/catalog/index.ts'
+import { documentChange } from '../../iceberg/transaction/changes.ts'
+import { commitWithRetry } from '../../iceberg/transaction/transact.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../../iceberg/spec/metadata.ts'
 import { parsePartitionExpression, PartitionSpecError, type PartitionFieldInput } from '../../iceberg/spec/partition.ts'
 import { schemaProblem } from '../../iceberg/spec/schema.ts'
@@ -77,11 +78,6 @@ export function tableView(warehouse: string, t: LoadedTable) {
   }
 }
 
-function catalogErrors(err: unknown, what: string): never {
-  if (err instanceof NoSuchTable || err instanceof NoSuchNamespace) throw new ApiError(404, 'table_not_found', `${what} does not exist`)
-  throw err
-}
-
 export const tableRoutes = new Hono<AppEnv>()
   .post('/v1/tables', requireKey('write'), async (c) => {
     const body = await jsonBody(c, CreateTable)
@@ -103,7 +99,6 @@ export const tableRoutes = new Hono<AppEnv>()
       const table = await catalog.createTable([namespace], { name, schema: { fields }, partition, formatVersion: body.format_version, properties: body.properties, doc: body.doc })
       return c.json(tableView(body.warehouse, table), 201)
     } catch (err) {
-      if (err instanceof TableAlreadyExists) throw new ApiError(409, 'table_exists', `${body.table} already exists in ${body.warehouse}`)
       if (err instanceof PartitionSpecError) throw new ApiError(400, 'invalid_partition', err.message)
       throw err
     }
@@ -114,10 +109,7 @@ export const tableRoutes = new Hono<AppEnv>()
     const namespaces = q.namespace ? [q.namespace.split('.')] : await catalog.listNamespaces()
     const tables = []
     for (const ns of namespaces) {
-      const ids = await catalog.listTables(ns).catch((err) => {
-        if (err instanceof NoSuchNamespace) throw new ApiError(404, 'namespace_not_found', `namespace ${ns.join('.')} does not exist`)
-        throw err
-      })
+      const ids = await catalog.listTables(ns)
       tables.push(...ids.map((id) => ({ namespace: id.namespace.join('.'), name: id.name, table: `${id.namespace.join('.')}.${id.name}` })))
     }
     return c.json({ warehouse: q.warehouse, tables })
@@ -125,7 +117,7 @@ export const tableRoutes = new Hono<AppEnv>()
   .get('/v1/tables/:path', requireKey('read'), async (c) => {
     const { warehouse, namespace, name } = parseTablePath(c.req.param('path'))
     const { catalog } = await catalogOf(c, warehouse)
-    const table = await catalog.loadTable({ namespace, name }).catch((err) => catalogErrors(err, c.req.param('path')))
+    const table = await catalog.loadTable({ namespace, name })
     return c.json(tableView(warehouse, table))
   })
   .patch('/v1/tables/:path/docs', requireKey('write'), async (c) => {
@@ -133,7 +125,7 @@ export const tableRoutes = new Hono<AppEnv>()
     const body = await jsonBody(c, DocumentTable)
     if (body.doc === undefined && Object.keys(body.columns ?? {}).length === 0) throw new ApiError(400, 'invalid_request', 'give a doc, columns, or both')
     const { catalog } = await catalogOf(c, warehouse)
-    const table = await catalog.loadTable({ namespace, name }).catch((err) => catalogErrors(err, c.req.param('path')))
+    const table = await catalog.loadTable({ namespace, name })
     const names = new Set(currentSchema(table.metadata).fields.map((f) => f.name))
     const unknown = Object.keys(body.columns ?? {}).filter((col) => !names.has(col))
     if (unknown.length > 0) throw new ApiError(400, 'unknown_column', `no column ${unknown.join(', ')} in ${namespace.join('.')}.${name}`, { columns: unknown })

@@ -72,7 +72,22 @@ function escapeXml(s: string): string {
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 
-export class S3Client {
+/**
+ * What the roller asks of a bucket: S3Client is one; the roller's unit tests use an in-memory one.
+ * `get` and `head` answer null for a missing key; `delete` and `deleteMany` succeed for one.
+ */
+export interface Bucket {
+  readonly config: S3Config
+  put(key: string, body: Uint8Array | string, opts?: PutOptions): Promise<{ etag: string | null }>
+  get(key: string): Promise<{ body: Uint8Array; head: S3Head } | null>
+  head(key: string): Promise<S3Head | null>
+  /** Every object under the prefix, in key order. */
+  list(prefix: string, pageSize?: number): AsyncIterable<S3Object>
+  deleteMany(keys: string[]): Promise<void>
+  delete(key: string): Promise<void>
+}
+
+export class S3Client implements Bucket {
   readonly bucket: string
   private readonly aws: AwsClient
   private readonly base: string

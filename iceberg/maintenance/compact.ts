@@ -17,12 +17,11 @@
 // looking for the snapshot id; if it is not there the error goes to the caller (files stay: an
 // orphan is harmless, deleting a committed file is not).
 
-import { CommitConflict, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { DEFAULT_RETRY, type RetryPolicy } from '../transaction/commit.ts'
+import type { Catalog, LoadedTable } from '../catalog/index.ts'
+import { PlanStale, transact, type RetryPolicy, type TransactOptions } from '../transaction/transact.ts'
 import type { DataFile } from '../manifest/manifest.ts'
 import { currentSchema } from '../spec/metadata.ts'
-import { newSnapshotId } from '../transaction/snapshot.ts'
-import { partitionKey, readLiveFiles, replaceDataFiles, RewriteStale, type LiveEntry, type TableFiles } from '../transaction/replace.ts'
+import { partitionKey, prepareReplace, readLiveFiles, type LiveEntry, type PreparedReplace, type TableFiles } from '../transaction/replace.ts'
 import { mergeMetrics, primitiveTypes } from './merge-metrics.ts'
 import { concatParquet, mergeKey, NotMergeable, readFooter, type ConcatInput } from '../parquet/concat-files.ts'
 
@@ -34,6 +33,7 @@ export interface CompactOptions {
   /** A partition is compacted only when it has at least this many small files; default 2. */
   minInputFiles?: number
   retry?: RetryPolicy
+  onRetry?: TransactOptions['onRetry']
 }
 
 export interface CompactResult {
@@ -129,6 +129,14 @@ async function deleteQuietly(table: LoadedTable, paths: string[]): Promise<void>
   await table.io.delete(paths).catch(() => undefined) // orphans are harmless; a later sweep may remove them
 }
 
+interface CompactPlan {
+  outputs: Output[]
+  inputs: LiveEntry[]
+  replace: PreparedReplace
+  /** every file the plan wrote: merged data files, manifests, manifest lists */
+  written: string[]
+}
+
 /**
  * Merges each partition's small data files and commits one `replace` snapshot; null when nothing
  * is worth merging (no commit then).
@@ -136,64 +144,51 @@ async function deleteQuietly(table: LoadedTable, paths: string[]): Promise<void>
 export async function compactTable(catalog: Catalog, table: LoadedTable, opts: CompactOptions = {}): Promise<CompactResult | null> {
   const target = opts.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE
   const minInputs = Math.max(2, opts.minInputFiles ?? 2)
-  const retry = opts.retry ?? DEFAULT_RETRY
-  let base = table
-  for (let round = 0; ; round++) {
-    const files = await readLiveFiles(base)
-    const groups = candidates(base, files, target, minInputs)
-    if (groups.length === 0) return null
-
-    const run = crypto.randomUUID()
-    const counter = { n: 0 }
-    const written: string[] = []
-    const outputs: Output[] = []
-    try {
-      for (const group of groups) outputs.push(...(await compactPartition(base, group, target, run, counter, written)))
-    } catch (err) {
-      await deleteQuietly(base, written)
-      throw err
-    }
-    if (outputs.length === 0) return null
-
-    const inputs = outputs.flatMap((o) => o.inputs)
-    const deleted = new Set(inputs.map((x) => x.entry.dataFile.filePath))
-    const touched = new Set(inputs.map((x) => partitionKey(x.manifest.partitionSpecId, x.entry.dataFile.partition)))
-    const snapshotId = newSnapshotId()
-    try {
-      const done = await replaceDataFiles(catalog, base, {
-        deleted,
-        added: outputs.map(({ specId, dataFile }) => ({ specId, dataFile })),
-        snapshotId,
-        retry,
-        written,
-        validate: (now) => {
-          for (const x of now.deletes) {
-            if (touched.has(partitionKey(x.manifest.partitionSpecId, x.entry.dataFile.partition))) throw new RewriteStale('a delete file now applies to a partition being compacted')
-          }
-        },
-      })
-      return {
-        rewrittenFiles: deleted.size,
-        addedFiles: outputs.length,
-        bytesCompacted: inputs.reduce((n, x) => n + Number(x.entry.dataFile.fileSizeInBytes), 0),
-        snapshotId: done.snapshotId,
-        table: done.table,
-      }
-    } catch (err) {
-      if (!(err instanceof RewriteStale) && !(err instanceof CommitConflict)) {
-        // Unknown outcome (or an error we cannot classify): look for our snapshot before anything else.
-        const reloaded = await catalog.loadTable(base.identifier).catch(() => undefined)
-        if (reloaded?.metadata.snapshots.some((s) => s['snapshot-id'] === snapshotId)) {
-          return {
-            rewrittenFiles: deleted.size, addedFiles: outputs.length, snapshotId, table: reloaded,
-            bytesCompacted: inputs.reduce((n, x) => n + Number(x.entry.dataFile.fileSizeInBytes), 0),
-          }
+  const done = await transact<CompactPlan>(
+    catalog,
+    table,
+    {
+      plan: async (base) => {
+        const groups = candidates(base, await readLiveFiles(base), target, minInputs)
+        if (groups.length === 0) return null
+        const run = crypto.randomUUID()
+        const counter = { n: 0 }
+        const written: string[] = []
+        const outputs: Output[] = []
+        try {
+          for (const group of groups) outputs.push(...(await compactPartition(base, group, target, run, counter, written)))
+        } catch (err) {
+          await deleteQuietly(base, written)
+          throw err
         }
-        throw err
-      }
-      await deleteQuietly(base, written) // nothing of this plan was committed
-      if (!(err instanceof RewriteStale) || round + 1 >= retry.attempts) throw err
-      base = await catalog.loadTable(base.identifier)
-    }
+        if (outputs.length === 0) return null
+        const inputs = outputs.flatMap((o) => o.inputs)
+        const touched = new Set(inputs.map((x) => partitionKey(x.manifest.partitionSpecId, x.entry.dataFile.partition)))
+        const replace = await prepareReplace(base, {
+          deleted: new Set(inputs.map((x) => x.entry.dataFile.filePath)),
+          added: outputs.map(({ specId, dataFile }) => ({ specId, dataFile })),
+          written,
+          validate: (now) => {
+            for (const x of now.deletes) {
+              if (touched.has(partitionKey(x.manifest.partitionSpecId, x.entry.dataFile.partition))) throw new PlanStale('a delete file now applies to a partition being compacted')
+            }
+          },
+        })
+        return { outputs, inputs, replace, written }
+      },
+      change: (p, base, attempt) => p.replace.change(base, attempt),
+      snapshotId: (p) => p.replace.snapshotId,
+      discard: (p) => deleteQuietly(table, p.written), // nothing of this plan was committed
+    },
+    { retry: opts.retry, onRetry: opts.onRetry },
+  )
+  if (!done) return null
+  const { inputs, outputs, replace } = done.plan
+  return {
+    rewrittenFiles: inputs.length,
+    addedFiles: outputs.length,
+    bytesCompacted: inputs.reduce((n, x) => n + Number(x.entry.dataFile.fileSizeInBytes), 0),
+    snapshotId: replace.snapshotId,
+    table: done.table,
   }
 }

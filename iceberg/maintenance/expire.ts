@@ -5,7 +5,7 @@
 // and only from the metadata this commit produced.
 
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type Change, type RetryPolicy } from '../transaction/commit.ts'
+import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type Change, type RetryPolicy, type TransactOptions } from '../transaction/transact.ts'
 import { branchSnapshotId, type TableMetadata } from '../spec/metadata.ts'
 import type { TableRequirement } from '../spec/updates.ts'
 
@@ -17,6 +17,7 @@ export interface ExpireOptions {
   /** Snapshots to keep, newest first by timestamp (at least 1). Ref heads are kept besides. */
   retainLast?: number
   retry?: RetryPolicy
+  onRetry?: TransactOptions['onRetry']
 }
 
 export interface ExpireResult {
@@ -98,6 +99,7 @@ export async function expireSnapshots(catalog: Catalog, table: LoadedTable, opts
         return expireChange(fresh.metadata, expired)
       },
       opts.retry ?? DEFAULT_RETRY,
+      opts.onRetry,
     )
     return { expired, table: committed, base: base.metadata }
   } catch (err) {

@@ -14,12 +14,12 @@
 // say); when one is gone (a merge or a compaction rewrote it) the new manifests are deleted and the
 // rewrite is planned again. An unknown outcome is resolved by looking for the snapshot id.
 
-import { CommitConflict, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { commitWithRetry, DEFAULT_RETRY, type RetryPolicy } from '../transaction/commit.ts'
+import type { Catalog, LoadedTable } from '../catalog/index.ts'
+import { PlanStale, transact, type RetryPolicy, type TransactOptions } from '../transaction/transact.ts'
 import { compareValues } from '../spec/bounds.ts'
 import { EXISTING, hasLiveFiles, readManifestList, writeManifest, writeManifestList, type ManifestFile } from '../manifest/manifest.ts'
 import { currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
-import { readLiveFiles, RewriteStale, type LiveEntry, type ManifestCache, type TableFiles } from '../transaction/replace.ts'
+import { readLiveFiles, type LiveEntry, type ManifestCache, type TableFiles } from '../transaction/replace.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from '../transaction/snapshot.ts'
 import { mergeSettings, specAndSchema } from '../transaction/manifest-merge.ts'
 
@@ -27,6 +27,7 @@ export interface RewriteManifestsOptions {
   /** Default: the table's `commit.manifest.target-size-bytes` (8 MiB). */
   targetSizeBytes?: number
   retry?: RetryPolicy
+  onRetry?: TransactOptions['onRetry']
 }
 
 export interface RewriteManifestsResult {
@@ -150,66 +151,80 @@ async function deleteQuietly(table: LoadedTable, paths: string[]): Promise<void>
   if (paths.length) await table.io.delete(paths).catch(() => undefined) // orphans are harmless; a later sweep may remove them
 }
 
+interface RewritePlan {
+  /** the table the plan was made on, and its live files */
+  base: LoadedTable
+  files: TableFiles
+  replaced: Set<string>
+  dropped: ManifestFile[]
+  created: ManifestFile[]
+  entries: number
+  snapshotId: bigint
+  commitUuid: string
+  written: string[]
+  kept: number
+}
+
 /**
  * Rewrites the current snapshot's small data manifests in one `replace` commit; null when there is
  * nothing to fold and no manifest without live files to drop (no commit then).
  */
 export async function rewriteManifests(catalog: Catalog, table: LoadedTable, opts: RewriteManifestsOptions = {}): Promise<RewriteManifestsResult | null> {
-  const retry = opts.retry ?? DEFAULT_RETRY
   const cache: ManifestCache = new Map()
-  let base = table
-  for (let round = 0; ; round++) {
-    const target = opts.targetSizeBytes ?? mergeSettings(base.metadata.properties).targetSizeBytes
-    const files = await readLiveFiles(base, cache)
-    const { groups, replaced, dropped } = planManifestRewrite(files, target)
-    if (groups.length === 0 && dropped.length === 0) return null
-
-    const snapshotId = newSnapshotId()
-    const commitUuid = crypto.randomUUID()
-    const written: string[] = []
-    const entries = groups.reduce((n, g) => n + g.entries.length, 0)
-    let created: ManifestFile[] = []
-    let kept = 0
-    try {
-      created = await writeGroups(base, groups, target, snapshotId, commitUuid, written)
-      // Java's validateFilesCounts: the new manifests hold exactly the live files of the replaced ones.
-      const before = files.manifests.filter((m) => replaced.has(m.manifestPath)).reduce((n, m) => n + liveCount(m), 0)
-      const after = created.reduce((n, m) => n + liveCount(m), 0)
-      if (before !== after) throw new Error(`manifest rewrite: ${after} live files written for ${before}`)
-
-      const done = await commitWithRetry(catalog, base, async (fresh, attempt) => {
-        const head = currentSnapshot(fresh.metadata)?.['manifest-list']
-        const listed = attempt === 0 ? files.manifests : head ? (await readManifestList(await fresh.io.read(head))).manifests : []
-        const paths = new Set(listed.map((m) => m.manifestPath))
-        const gone = [...replaced].filter((p) => !paths.has(p))
-        if (gone.length) throw new RewriteStale(`${gone.length} manifest(s) to rewrite are no longer listed, e.g. ${gone[0]}`)
-        if (created.length === 0 && !dropped.some((m) => paths.has(m.manifestPath))) throw new RewriteStale('the manifests to drop are gone already')
-        const keep = listed.filter((m) => m.content === 0 && hasLiveFiles(m) && !replaced.has(m.manifestPath))
-        kept = keep.length
-        const plan = planSnapshot(fresh.metadata, { snapshotId })
-        const list = await writeManifestList({
-          formatVersion: formatOf(fresh.metadata), snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId,
-          manifests: [...created, ...keep, ...listed.filter((m) => m.content !== 0 && hasLiveFiles(m))],
-        })
-        const listPath = manifestListLocation(fresh.metadata, snapshotId, commitUuid, attempt)
-        written.push(listPath)
-        await fresh.io.write(listPath, list.bytes, 'application/octet-stream')
-        const summary = rewriteManifestsSummary(currentSnapshot(fresh.metadata), { created: created.length, kept, replaced: replaced.size + dropped.length, entries })
-        return commitChanges(fresh.metadata, appendSnapshot(plan, { manifestList: listPath, summary, addedRows: list.addedRows }), plan.branch)
-      }, retry)
-      return { snapshotId, table: done, created: created.length, replaced: replaced.size + dropped.length, kept, entries }
-    } catch (err) {
-      if (!(err instanceof RewriteStale) && !(err instanceof CommitConflict)) {
-        // Unknown outcome (or an error we cannot classify): look for our snapshot before anything else.
-        const reloaded = await catalog.loadTable(base.identifier).catch(() => undefined)
-        if (reloaded?.metadata.snapshots.some((s) => s['snapshot-id'] === snapshotId)) {
-          return { snapshotId, table: reloaded, created: created.length, replaced: replaced.size + dropped.length, kept, entries }
+  const done = await transact<RewritePlan>(
+    catalog,
+    table,
+    {
+      plan: async (base) => {
+        const target = opts.targetSizeBytes ?? mergeSettings(base.metadata.properties).targetSizeBytes
+        const files = await readLiveFiles(base, cache)
+        const { groups, replaced, dropped } = planManifestRewrite(files, target)
+        if (groups.length === 0 && dropped.length === 0) return null
+        const p: RewritePlan = {
+          base, files, replaced, dropped, created: [], entries: groups.reduce((n, g) => n + g.entries.length, 0),
+          snapshotId: newSnapshotId(), commitUuid: crypto.randomUUID(), written: [], kept: 0,
         }
-        throw err // the files stay: an orphan is harmless, deleting a committed manifest is not
-      }
-      await deleteQuietly(base, written) // nothing of this plan was committed
-      if (round + 1 >= retry.attempts) throw err
-      base = await catalog.loadTable(base.identifier)
-    }
-  }
+        try {
+          p.created = await writeGroups(base, groups, target, p.snapshotId, p.commitUuid, p.written)
+        } catch (err) {
+          await deleteQuietly(base, p.written)
+          throw err
+        }
+        // Java's validateFilesCounts: the new manifests hold exactly the live files of the replaced ones.
+        const before = files.manifests.filter((m) => replaced.has(m.manifestPath)).reduce((n, m) => n + liveCount(m), 0)
+        const after = p.created.reduce((n, m) => n + liveCount(m), 0)
+        if (before !== after) {
+          await deleteQuietly(base, p.written)
+          throw new Error(`manifest rewrite: ${after} live files written for ${before}`)
+        }
+        return p
+      },
+      change: async (p, fresh, attempt) => {
+        const head = currentSnapshot(fresh.metadata)?.['manifest-list']
+        const listed = fresh === p.base ? p.files.manifests : head ? (await readManifestList(await fresh.io.read(head))).manifests : []
+        const paths = new Set(listed.map((m) => m.manifestPath))
+        const gone = [...p.replaced].filter((path) => !paths.has(path))
+        if (gone.length) throw new PlanStale(`${gone.length} manifest(s) to rewrite are no longer listed, e.g. ${gone[0]}`)
+        if (p.created.length === 0 && !p.dropped.some((m) => paths.has(m.manifestPath))) throw new PlanStale('the manifests to drop are gone already')
+        const keep = listed.filter((m) => m.content === 0 && hasLiveFiles(m) && !p.replaced.has(m.manifestPath))
+        p.kept = keep.length
+        const plan = planSnapshot(fresh.metadata, { snapshotId: p.snapshotId })
+        const list = await writeManifestList({
+          formatVersion: formatOf(fresh.metadata), snapshotId: p.snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId,
+          manifests: [...p.created, ...keep, ...listed.filter((m) => m.content !== 0 && hasLiveFiles(m))],
+        })
+        const listPath = manifestListLocation(fresh.metadata, p.snapshotId, p.commitUuid, attempt)
+        p.written.push(listPath)
+        await fresh.io.write(listPath, list.bytes, 'application/octet-stream')
+        const summary = rewriteManifestsSummary(currentSnapshot(fresh.metadata), { created: p.created.length, kept: p.kept, replaced: p.replaced.size + p.dropped.length, entries: p.entries })
+        return commitChanges(fresh.metadata, appendSnapshot(plan, { manifestList: listPath, summary, addedRows: list.addedRows }), plan.branch)
+      },
+      snapshotId: (p) => p.snapshotId,
+      discard: (p) => deleteQuietly(table, p.written), // nothing of this plan was committed
+    },
+    { retry: opts.retry, onRetry: opts.onRetry },
+  )
+  if (!done) return null
+  const p = done.plan
+  return { snapshotId: p.snapshotId, table: done.table, created: p.created.length, replaced: p.replaced.size + p.dropped.length, kept: p.kept, entries: p.entries }
 }

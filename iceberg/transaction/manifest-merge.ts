@@ -20,7 +20,7 @@
 // snapshot's manifests are exactly a fast append's.
 
 import type { FileIO } from '../io/file-io.ts'
-import type { AppendManifestsInput } from './commit.ts'
+import type { AppendManifestsInput } from './append.ts'
 import { ADDED, DELETED, EXISTING, inheritFromManifest, readManifest, writeManifest, type ManifestEntry, type ManifestFile } from '../manifest/manifest.ts'
 import { currentSchema, type TableMetadata } from '../spec/metadata.ts'
 import { partitionType, type PartitionSpec } from '../spec/partition.ts'

@@ -4,7 +4,7 @@
 // way (`operation: append`, the same summary); only the manifest list differs.
 
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { appendWith, type AppendOptions, type AppendResult } from './commit.ts'
+import { appendWith, type AppendOptions, type AppendResult } from './append.ts'
 import type { DataFile } from '../manifest/manifest.ts'
 import { ManifestMerger } from './manifest-merge.ts'
 

@@ -10,12 +10,12 @@
 // delete's reach depends on the data sequence number), so callers must not rewrite files in a
 // partition that has live delete files; `validate` re-checks that on every base.
 //
-// Retries: the added files' manifests are written once; after a conflict each attempt re-reads the
-// fresh base, checks that every removed file is still live (RewriteStale if not: plan again), and
-// writes the rewritten manifests and the manifest list for that base.
+// Retries (transact.ts): the added files' manifests are written once (prepareReplace); after a
+// conflict each attempt re-reads the fresh base, checks that every removed file is still live
+// (PlanStale if not: plan again), and writes the rewritten manifests and the manifest list for it.
 
 import { type Catalog, type LoadedTable } from '../catalog/index.ts'
-import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type RetryPolicy } from './commit.ts'
+import { PlanStale, transact, type Change, type RetryPolicy, type TransactOptions } from './transact.ts'
 import {
   hasLiveFiles,
   DELETED, EXISTING, inheritFromManifest, readManifest, readManifestList, writeManifest, writeManifestList,
@@ -68,20 +68,12 @@ export function partitionKey(specId: number, p: PartitionRecord): string {
   return `${specId}|${Object.keys(p).sort().map((k) => `${k}=${value(p[k])}`).join('/')}`
 }
 
-/** Thrown (through commitWithRetry) when a file to remove is no longer live on the fresh base. */
-export class RewriteStale extends CommitAbandoned {
-  constructor(message: string) {
-    super(message)
-    this.name = 'RewriteStale'
-  }
-}
-
 export interface ReplaceInput {
   /** Paths of live data files to remove. */
   deleted: Set<string>
   /** The files that replace them, with the partition spec each was written for. */
   added: Array<{ specId: number; dataFile: DataFile }>
-  /** Called with every base's files before anything is written for it; throw to commit nothing. */
+  /** Called with every base's files before anything is written for it: throw PlanStale to plan again, CommitAbandoned to commit nothing. */
   validate?: (files: TableFiles, base: LoadedTable) => void
   /** `replace` (the default) changes no row; `overwrite` replaces rows (a keyed roll, a dedupe). */
   operation?: 'replace' | 'overwrite'
@@ -89,7 +81,8 @@ export interface ReplaceInput {
   properties?: Record<string, string>
   snapshotId?: bigint
   retry?: RetryPolicy
-  /** Every metadata file this call writes is pushed here (for clean-up when it is not committed). */
+  onRetry?: TransactOptions['onRetry']
+  /** Every metadata file this replace writes is pushed here (for clean-up when it is not committed). */
   written?: string[]
 }
 
@@ -147,7 +140,16 @@ function specOf(meta: TableMetadata, specId: number) {
 }
 
 /** Commits the replacement of `deleted` by `added` as one `replace` snapshot on `main`. */
-export async function replaceDataFiles(catalog: Catalog, table: LoadedTable, input: ReplaceInput): Promise<ReplaceResult> {
+/** A replace ready to commit: its added files' manifests are written; `change` builds it on a base. */
+export interface PreparedReplace {
+  snapshotId: bigint
+  /** the metadata files written so far (manifests, manifest lists) */
+  written: string[]
+  change(base: LoadedTable, attempt: number): Promise<Change>
+}
+
+/** Writes the added files' manifests once; the change is built for each base it is tried on. */
+export async function prepareReplace(table: LoadedTable, input: ReplaceInput): Promise<PreparedReplace> {
   const snapshotId = input.snapshotId ?? newSnapshotId()
   const commitUuid = crypto.randomUUID()
   const written = input.written ?? []
@@ -170,58 +172,76 @@ export async function replaceDataFiles(catalog: Catalog, table: LoadedTable, inp
     addedManifests.push(m.manifest)
   }
 
-  const committed = await commitWithRetry(
+  const change = async (base: LoadedTable, attempt: number): Promise<Change> => {
+    const files = await readLiveFiles(base, cache)
+    const live = new Set(files.data.map((x) => x.entry.dataFile.filePath))
+    const missing = [...input.deleted].filter((p) => !live.has(p))
+    if (missing.length) throw new PlanStale(`${missing.length} file(s) to rewrite are no longer live, e.g. ${missing[0]}`)
+    input.validate?.(files, base)
+
+    const formatVersion = formatOf(base.metadata)
+    const plan = planSnapshot(base.metadata, { snapshotId })
+    const deletedEntries = files.data.filter((x) => input.deleted.has(x.entry.dataFile.filePath))
+    const touched = new Set(deletedEntries.map((x) => x.manifest.manifestPath))
+    const manifests: ManifestFile[] = [...addedManifests]
+    for (const m of files.manifests) {
+      if (!touched.has(m.manifestPath)) {
+        if (hasLiveFiles(m)) manifests.push(m)
+        continue
+      }
+      let out = rewritten.get(m.manifestPath)
+      if (!out) {
+        const entries = files.data
+          .filter((x) => x.manifest.manifestPath === m.manifestPath)
+          .map(({ entry: e }): ManifestEntry => ({
+            status: input.deleted.has(e.dataFile.filePath) ? DELETED : EXISTING,
+            snapshotId: input.deleted.has(e.dataFile.filePath) ? snapshotId : e.snapshotId,
+            sequenceNumber: e.sequenceNumber,
+            fileSequenceNumber: e.fileSequenceNumber,
+            dataFile: e.dataFile,
+          }))
+        const manifestPath = manifestLocation(base.metadata, commitUuid, n++)
+        const w = await writeManifest({
+          formatVersion, schema: currentSchema(base.metadata), spec: specOf(base.metadata, m.partitionSpecId), snapshotId, manifestPath, entries,
+        })
+        written.push(manifestPath)
+        await base.io.write(manifestPath, w.bytes, 'application/octet-stream')
+        rewritten.set(m.manifestPath, (out = w.manifest))
+      }
+      manifests.push(out)
+    }
+    const list = await writeManifestList({
+      formatVersion, snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId, manifests,
+    })
+    const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
+    written.push(listPath)
+    await base.io.write(listPath, list.bytes, 'application/octet-stream')
+    const summary = { ...input.properties, ...replaceSummary(files.snapshot, input.added, deletedEntries), operation: input.operation ?? 'replace' }
+    const snapshot = appendSnapshot(plan, { manifestList: listPath, summary, addedRows: list.addedRows })
+    return commitChanges(base.metadata, snapshot, plan.branch)
+  }
+  return { snapshotId, written, change }
+}
+
+/**
+ * One replace on `table`, retried on conflicts; a stale plan (a file to remove no longer live, or
+ * `validate` throwing PlanStale) is the caller's to plan again, so it is thrown here.
+ */
+export async function replaceDataFiles(catalog: Catalog, table: LoadedTable, input: ReplaceInput): Promise<ReplaceResult> {
+  let planned = false
+  const done = await transact(
     catalog,
     table,
-    async (base, attempt) => {
-      const files = await readLiveFiles(base, cache)
-      const live = new Set(files.data.map((x) => x.entry.dataFile.filePath))
-      const missing = [...input.deleted].filter((p) => !live.has(p))
-      if (missing.length) throw new RewriteStale(`${missing.length} file(s) to rewrite are no longer live, e.g. ${missing[0]}`)
-      input.validate?.(files, base)
-
-      const formatVersion = formatOf(base.metadata)
-      const plan = planSnapshot(base.metadata, { snapshotId })
-      const deletedEntries = files.data.filter((x) => input.deleted.has(x.entry.dataFile.filePath))
-      const touched = new Set(deletedEntries.map((x) => x.manifest.manifestPath))
-      const manifests: ManifestFile[] = [...addedManifests]
-      for (const m of files.manifests) {
-        if (!touched.has(m.manifestPath)) {
-          if (hasLiveFiles(m)) manifests.push(m)
-          continue
-        }
-        let out = rewritten.get(m.manifestPath)
-        if (!out) {
-          const entries = files.data
-            .filter((x) => x.manifest.manifestPath === m.manifestPath)
-            .map(({ entry: e }): ManifestEntry => ({
-              status: input.deleted.has(e.dataFile.filePath) ? DELETED : EXISTING,
-              snapshotId: input.deleted.has(e.dataFile.filePath) ? snapshotId : e.snapshotId,
-              sequenceNumber: e.sequenceNumber,
-              fileSequenceNumber: e.fileSequenceNumber,
-              dataFile: e.dataFile,
-            }))
-          const manifestPath = manifestLocation(base.metadata, commitUuid, n++)
-          const w = await writeManifest({
-            formatVersion, schema: currentSchema(base.metadata), spec: specOf(base.metadata, m.partitionSpecId), snapshotId, manifestPath, entries,
-          })
-          written.push(manifestPath)
-          await base.io.write(manifestPath, w.bytes, 'application/octet-stream')
-          rewritten.set(m.manifestPath, (out = w.manifest))
-        }
-        manifests.push(out)
-      }
-      const list = await writeManifestList({
-        formatVersion, snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId, manifests,
-      })
-      const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
-      written.push(listPath)
-      await base.io.write(listPath, list.bytes, 'application/octet-stream')
-      const summary = { ...input.properties, ...replaceSummary(files.snapshot, input.added, deletedEntries), operation: input.operation ?? 'replace' }
-      const snapshot = appendSnapshot(plan, { manifestList: listPath, summary, addedRows: list.addedRows })
-      return commitChanges(base.metadata, snapshot, plan.branch)
+    {
+      plan: async (base) => {
+        if (planned) throw new PlanStale('the replace no longer fits the table')
+        planned = true
+        return prepareReplace(base, input)
+      },
+      change: (p, base, attempt) => p.change(base, attempt),
+      snapshotId: (p) => p.snapshotId,
     },
-    input.retry ?? DEFAULT_RETRY,
+    { retry: input.retry, onRetry: input.onRetry },
   )
-  return { table: committed, snapshotId }
+  return { table: done!.table, snapshotId: done!.plan.snapshotId }
 }

@@ -123,7 +123,7 @@ async function main(): Promise<void> {
       if (i === Math.min(100, ROLLS)) planAt100 = await pyPlan()
       if (i % SWEEP_EVERY === 0) {
         if (i === ROLLS) planBeforeLast = await pyPlan()
-        const r = await maintainTable(sink, catalog, POLICY, quiet, RETRY)
+        const r = await maintainTable(sink, catalog, POLICY, quiet, { retry: RETRY })
         table = await catalog.loadTable(table.identifier)
         sweeps.push({ ...r, at: i, manifests: await manifestCount(table), snapshots: table.metadata.snapshots.length })
         if (sweeps.length === 1) planFirstSweep = await pyPlan()

@@ -120,7 +120,7 @@ async function main(): Promise<void> {
         let sweep = ''
         if (maintained) {
           const sink = { id: name, table: { namespace: NS, name } } as SinkView
-          const r = await maintainTable(sink, catalog, { retainSnapshots: 20, targetFileSizeBytes: 128 * 1024 * 1024, orphanOlderThanMs: 24 * 3600_000 }, quiet, RETRY)
+          const r = await maintainTable(sink, catalog, { retainSnapshots: 20, targetFileSizeBytes: 128 * 1024 * 1024, orphanOlderThanMs: 24 * 3600_000 }, quiet, { retry: RETRY })
           sweep = `; sweep: ${r.snapshotsExpired} expired, ${r.filesDeleted} files deleted, ${r.filesCompacted} compacted in ${r.seconds.toFixed(2)} s`
           table = await catalog.loadTable(table.identifier)
         }

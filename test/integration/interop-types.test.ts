@@ -19,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
 import { SqlCatalog } from '../../iceberg/catalog/sql.ts'
-import { fastAppend } from '../../iceberg/transaction/commit.ts'
+import { fastAppend } from '../../iceberg/transaction/append.ts'
 import { S3FileIO } from '../../iceberg/io/file-io.ts'
 import { isLosslessNumber, parseLossless } from '../../iceberg/spec/json.ts'
 import type { DataFile } from '../../iceberg/manifest/manifest.ts'

@@ -14,7 +14,7 @@ import { startRestCatalog, type RestCatalogServer } from '../../dev/rest-catalog
 import { startVersitygw, type S3Server } from '../../dev/s3.ts'
 import { CatalogError, CommitConflict, CommitStateUnknown, NoSuchNamespace, NoSuchTable, TableAlreadyExists, type LoadedTable } from '../../iceberg/catalog/index.ts'
 import { RestCatalog } from '../../iceberg/catalog/rest.ts'
-import { fastAppend } from '../../iceberg/transaction/commit.ts'
+import { fastAppend } from '../../iceberg/transaction/append.ts'
 import { parseLossless } from '../../iceberg/spec/json.ts'
 import { writeManifestList } from '../../iceberg/manifest/manifest.ts'
 import { branchSnapshotId, currentSchema, defaultSpec } from '../../iceberg/spec/metadata.ts'

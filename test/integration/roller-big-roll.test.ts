@@ -4,7 +4,7 @@
 // then PyIceberg and DuckDB read back exactly what was sent, and the files hold the row groups.
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { commitWithRetry } from '../../iceberg/transaction/commit.ts'
+import { commitWithRetry } from '../../iceberg/transaction/transact.ts'
 import { SqlCatalog } from '../../iceberg/catalog/sql.ts'
 import { S3FileIO } from '../../iceberg/io/file-io.ts'
 import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'

@@ -3,7 +3,7 @@
 // manifests (written by fastAppend and by a hand-made overwrite that drops files).
 import { describe, expect, it } from 'vitest'
 import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
-import { fastAppend } from '../../../iceberg/transaction/commit.ts'
+import { fastAppend } from '../../../iceberg/transaction/append.ts'
 import { DELETED, readManifest, readManifestList, writeManifest, writeManifestList, type DataFile } from '../../../iceberg/manifest/manifest.ts'
 import { branchSnapshotId, currentSchema, currentSnapshot, defaultSpec, newTableMetadata, type Snapshot, type SnapshotRef, type TableMetadata } from '../../../iceberg/spec/metadata.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, planSnapshot } from '../../../iceberg/transaction/snapshot.ts'

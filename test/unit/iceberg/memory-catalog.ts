@@ -35,6 +35,8 @@ export class MemoryCatalog implements Catalog {
   conflicts = 0
   /** Runs once before the next commit is checked (a racing writer). */
   beforeCommit: (() => Promise<void>) | undefined
+  /** When set, the time (ms) each snapshot committed from now on carries: a catalog clock the test sets. */
+  snapshotClock: (() => number) | undefined
   constructor(readonly io: MemoryIO) {}
   async listNamespaces() { return [['ns']] }
   async ensureNamespace() {}
@@ -56,6 +58,8 @@ export class MemoryCatalog implements Catalog {
       this.conflicts++
       throw new CommitConflict(failure)
     }
+    const clock = this.snapshotClock
+    if (clock) updates = updates.map((u) => (u.action === 'add-snapshot' ? { ...u, snapshot: { ...u.snapshot, 'timestamp-ms': clock() } } : u))
     const metadata = applyUpdates(this.current.metadata, updates, { previousMetadataLocation: this.current.metadataLocation })
     const metadataLocation = `${LOC}/metadata/${String(++this.commits).padStart(5, '0')}.metadata.json`
     await this.io.write(metadataLocation, serializeMetadata(metadata))

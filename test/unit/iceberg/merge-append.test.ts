@@ -4,7 +4,7 @@
 // counts, the properties, delete manifests left alone, and retries. In memory.
 import { describe, expect, it } from 'vitest'
 import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
-import { setPropertiesChange } from '../../../iceberg/transaction/commit.ts'
+import { setPropertiesChange } from '../../../iceberg/transaction/changes.ts'
 import { ADDED, EXISTING, readManifest, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../../../iceberg/manifest/manifest.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../../../iceberg/spec/metadata.ts'
 import { readLiveFiles } from '../../../iceberg/transaction/replace.ts'

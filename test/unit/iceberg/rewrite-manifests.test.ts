@@ -155,7 +155,7 @@ describe('rewriteManifests', () => {
     const before = new Set(catalog.io.files.keys())
     catalog.beforeCommit = async () => {
       // another writer merges everything (as a merge append at min-count would)
-      const { setPropertiesChange } = await import('../../../iceberg/transaction/commit.ts')
+      const { setPropertiesChange } = await import('../../../iceberg/transaction/changes.ts')
       const c = setPropertiesChange(catalog.current.metadata, { 'commit.manifest.min-count-to-merge': '2' })
       await catalog.commitTable(catalog.current, c.requirements, c.updates)
       await append(catalog, [file(50)])

@@ -1,0 +1,84 @@
+// The roller's routes on the edge (bootstrap secret; never served publicly): GET /internal/sinks, the
+// roller's view (with ?roller= a lease of the due sinks), and POST /internal/sinks/{id}/roll, the
+// roller's report. The edge validates what the roller sends with these schemas; the roller parses what
+// the edge answers with them.
+import * as v from 'valibot'
+
+/** Snapshot ids are int64: decimal strings on the wire, never JSON numbers (JSON.parse would round them). */
+const SnapshotId = v.pipe(v.string(), v.regex(/^\d{1,19}$/, 'snapshot ids are sent as decimal strings'))
+const BatchIds = v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/)))
+
+/** GET /internal/sinks: with `roller`, a lease of the due sinks (or of `sink`; `force` ignores the policy). */
+export const SinksQuery = v.object({
+  roller: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+  lease_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(10), v.maxValue(3600)), '300'),
+  sink: v.optional(v.string()),
+  force: v.optional(v.picklist(['true', 'false'])),
+})
+
+/** A warehouse's catalog as the roller reaches it (its secrets stay with the edge). */
+const Catalog = v.variant('type', [
+  v.object({ type: v.literal('sql'), catalog_name: v.string() }),
+  v.object({ type: v.literal('rest'), uri: v.string(), warehouse: v.optional(v.string()), scope: v.optional(v.string()) }),
+])
+
+/** One sink as the roller sees it. Times are RFC 3339 strings (UTC, microseconds). */
+export const SinkView = v.object({
+  id: v.string(),
+  name: v.string(),
+  project_id: v.string(),
+  state: v.string(),
+  table: v.object({ namespace: v.string(), name: v.string() }),
+  warehouse: v.object({
+    id: v.string(),
+    name: v.string(),
+    catalog: Catalog,
+    location: v.string(),
+    bucket: v.string(),
+    endpoint: v.string(),
+    region: v.string(),
+    maintenance: v.string(),
+  }),
+  policy: v.object({ roll_seconds: v.number(), roll_bytes: v.number(), inactivity_seconds: v.nullable(v.number()), max_batches: v.number() }),
+  key: v.nullable(v.array(v.string())),
+  lag: v.object({ batches: v.number(), bytes: v.number(), oldest_at: v.nullable(v.string()), newest_at: v.nullable(v.string()) }),
+  /** The oldest 1,000 batch ids the ledger still holds waiting: a repair is reported until they are committed. */
+  ledger_pending: v.array(v.string()),
+  due: v.boolean(),
+  dedupe_requested_at: v.nullable(v.string()),
+  lease: v.nullable(v.object({ owner: v.string(), expires_at: v.string() })),
+})
+export type SinkView = v.InferOutput<typeof SinkView>
+
+/** GET /internal/sinks answers. */
+export const SinkList = v.object({ sinks: v.array(SinkView) })
+export type SinkList = v.InferOutput<typeof SinkList>
+
+/** POST /internal/sinks/{id}/roll: what a roll did. */
+export const RollReport = v.object({
+  roller: v.string(),
+  roll_id: v.string(),
+  /** Batches now in the table (or rejected whole / all rows rejected): the ledger marks them committed. */
+  consumed: v.optional(v.array(v.object({ batch_ids: BatchIds, snapshot_id: v.nullable(SnapshotId) })), []),
+  /** Of those, the ones found already committed by an earlier roll (repairs). */
+  repaired: v.optional(BatchIds, []),
+  last_roll: v.optional(
+    v.nullable(
+      v.object({ at: v.string(), batches: v.number(), rows: v.number(), rejected_rows: v.number(), snapshot_id: v.nullable(SnapshotId), seconds: v.number() }),
+    ),
+  ),
+  rejects: v.optional(v.object({ rows: v.number(), batches: v.number() })),
+  /** Set: the sink is disabled with this reason (an upsert_* one when its key cannot be applied). */
+  disabled_reason: v.optional(v.nullable(v.string())),
+  dedupe: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  /** Release the lease (false: a dedupe runs next under the same lease and its report releases it). */
+  release: v.optional(v.boolean(), true),
+})
+/** The report as the roller writes it. */
+export type RollReport = v.InferInput<typeof RollReport>
+/** The report as the edge reads it, defaults applied. */
+export type RollReportBody = v.InferOutput<typeof RollReport>
+
+/** POST /internal/sinks/{id}/roll answers. */
+export const RollAnswer = v.object({ ok: v.literal(true), batches_committed: v.number() })
+export type RollAnswer = v.InferOutput<typeof RollAnswer>

@@ -1,0 +1,104 @@
+// Appends: one new manifest with the data files, the parent's manifests carried over (fast append)
+// or merged (merge-append.ts), committed through transact with a fixed snapshot id.
+import type { Catalog, LoadedTable } from '../catalog/index.ts'
+import { hasLiveFiles, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../manifest/manifest.ts'
+import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../spec/metadata.ts'
+import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
+import { transact, type RetryPolicy, type TransactOptions } from './transact.ts'
+
+export interface AppendOptions {
+  /** Extra snapshot summary properties (e.g. lakehousebox.sink.*). */
+  properties?: Record<string, string>
+  /** Fixed across retries, so an unknown outcome can be resolved by looking for it. */
+  snapshotId?: bigint
+  /** Names this commit's metadata files (`<uuid>-m<n>.avro`, `snap-…-<uuid>.avro`); random by default. */
+  commitUuid?: string
+  retry?: RetryPolicy
+  onRetry?: TransactOptions['onRetry']
+  /** Called with each fresh base after a conflict; throw CommitAbandoned to commit nothing. */
+  recheck?: (base: LoadedTable) => void | Promise<void>
+}
+
+export interface AppendResult {
+  table: LoadedTable
+  snapshotId: bigint
+  /** Set when the commit's answer was lost and the table was found to hold the snapshot. */
+  unknownOutcome?: Error
+}
+
+/** What an append's manifest list holds besides its own new manifest, decided anew for each base. */
+export interface AppendManifestsInput {
+  base: LoadedTable
+  snapshotId: bigint
+  /** The manifest with this append's files (ADDED entries; sequence number assigned by the list). */
+  added: ManifestFile
+  /** The data files in `added`, so a merge need not read the manifest back. */
+  files: DataFile[]
+  /** The parent snapshot's manifests that still hold live files, as listed. */
+  parent: ManifestFile[]
+}
+
+/** Turns the new manifest and the parent's into the new snapshot's manifests (a merge, say). */
+export type AppendManifests = (input: AppendManifestsInput) => Promise<ManifestFile[]>
+
+/** A fast append's manifests: the new one first, the parent's carried over unchanged. */
+export const fastAppendManifests: AppendManifests = async ({ added, parent }) => [added, ...parent]
+
+/**
+ * A fast append: one new manifest with the data files, the parent's manifests carried over.
+ * The manifest is written once; each attempt writes a manifest list for its base.
+ */
+export async function fastAppend(catalog: Catalog, table: LoadedTable, files: DataFile[], opts: AppendOptions = {}): Promise<AppendResult> {
+  return appendWith(catalog, table, files, opts, fastAppendManifests)
+}
+
+/**
+ * The append path shared by fastAppend and the merging append (transaction/merge-append.ts): only
+ * how the snapshot's manifests are chosen from the new one and the parent's differs.
+ */
+export async function appendWith(catalog: Catalog, table: LoadedTable, files: DataFile[], opts: AppendOptions, manifestsFor: AppendManifests): Promise<AppendResult> {
+  const snapshotId = opts.snapshotId ?? newSnapshotId()
+  const commitUuid = opts.commitUuid ?? crypto.randomUUID()
+  const done = await transact(
+    catalog,
+    table,
+    {
+      // The files' manifest, written once: each attempt writes only a manifest list for its base.
+      plan: async (base) => {
+        const meta = base.metadata
+        const manifestPath = manifestLocation(meta, commitUuid, 0)
+        const written = await writeManifest({ formatVersion: formatOf(meta), schema: currentSchema(meta), spec: defaultSpec(meta), snapshotId, manifestPath, entries: files.map((dataFile) => ({ dataFile })) })
+        await base.io.write(manifestPath, written.bytes, 'application/octet-stream')
+        return written.manifest
+      },
+      snapshotId: () => snapshotId,
+      change: async (added, base, attempt) => {
+        if (attempt > 0 && opts.recheck) await opts.recheck(base)
+        const plan = planSnapshot(base.metadata, { snapshotId })
+        const parent = currentSnapshot(base.metadata)
+        const previous = parent?.['manifest-list'] ? (await readManifestList(await base.io.read(parent['manifest-list']))).manifests.filter(hasLiveFiles) : []
+        const manifests = await manifestsFor({ base, snapshotId, added, files, parent: previous })
+        const list = await writeManifestList({
+          formatVersion: formatOf(base.metadata),
+          snapshotId,
+          parentSnapshotId: plan.parentSnapshotId,
+          sequenceNumber: plan.sequenceNumber,
+          firstRowId: plan.firstRowId,
+          manifests,
+        })
+        const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
+        await base.io.write(listPath, list.bytes, 'application/octet-stream')
+        const snapshot = appendSnapshot(plan, { manifestList: listPath, summary: appendSummary(parent, files, opts.properties), addedRows: list.addedRows })
+        return commitChanges(base.metadata, snapshot, plan.branch)
+      },
+    },
+    { retry: opts.retry, onRetry: opts.onRetry },
+  )
+  return { table: done!.table, snapshotId, unknownOutcome: done!.unknownOutcome }
+}
+
+function formatOf(meta: TableMetadata): 2 | 3 {
+  const v = meta['format-version']
+  if (v !== 2 && v !== 3) throw new Error(`writing to format-version ${v} tables is not supported`)
+  return v
+}
