@@ -220,6 +220,7 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
 //    refused batch is rejected whole (batch_unwritable).
 async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, seen: Set<bigint>, ctx: RollContext): Promise<Committed[]> {
   const ids = v.batches.map((b) => b.batchId)
+  if (ids.length === 0) return [] // nothing waited (a roll that only repaired): nothing to record
   if (v.keyed) return [v.keyed.size === 0 ? await recordEmptyRoll(sink, ids, ctx) : await commitKeyed(sink, table, v.keyed, v.batches, seen, ctx)]
   if (!v.refused && v.writer.rows === 0) return [await recordEmptyRoll(sink, ids, ctx)]
   if (!v.refused) {
