@@ -1,8 +1,6 @@
 // One schema, one migration history (drizzle-kit generates db/migrations from this file).
 import { sql } from 'drizzle-orm'
-import {
-  bigint, bigserial, check, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, varchar,
-} from 'drizzle-orm/pg-core'
+import { bigint, bigserial, check, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core'
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
 
@@ -17,7 +15,9 @@ export const apiKeys = pgTable(
   {
     // The key's public id: the <12 hex> part of al_key_<12 hex>_<secret>.
     id: text('id').primaryKey(),
-    projectId: text('project_id').notNull().references(() => projects.id),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
     level: text('level').notNull(),
     // SHA-256 of the whole key, hex. The key itself is never stored.
     keySha256: text('key_sha256').notNull(),
@@ -33,7 +33,9 @@ export const warehouses = pgTable(
   'warehouses',
   {
     id: text('id').primaryKey(),
-    projectId: text('project_id').notNull().references(() => projects.id),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
     name: text('name').notNull(),
     // {type: "sql"} or {type: "rest", uri, warehouse, token?, credential?, ...}
     catalog: jsonb('catalog').notNull(),
@@ -44,24 +46,27 @@ export const warehouses = pgTable(
     maintenance: text('maintenance').notNull().default('roller'),
     createdAt: createdAt(),
   },
-  (t) => [
-    uniqueIndex('warehouses_project_name').on(t.projectId, t.name),
-    check('warehouses_maintenance', sql`${t.maintenance} in ('roller', 'off')`),
-  ],
+  (t) => [uniqueIndex('warehouses_project_name').on(t.projectId, t.name), check('warehouses_maintenance', sql`${t.maintenance} in ('roller', 'off')`)],
 )
 
 export const sinks = pgTable(
   'sinks',
   {
     id: text('id').primaryKey(),
-    projectId: text('project_id').notNull().references(() => projects.id),
-    warehouseId: text('warehouse_id').notNull().references(() => warehouses.id),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
+    warehouseId: text('warehouse_id')
+      .notNull()
+      .references(() => warehouses.id),
     name: text('name').notNull(),
     tableNamespace: text('table_namespace').notNull(),
     tableName: text('table_name').notNull(),
     sendKeySha256: text('send_key_sha256').notNull(),
     rollSeconds: integer('roll_seconds').notNull().default(300),
-    rollBytes: bigint('roll_bytes', { mode: 'number' }).notNull().default(64 * 1024 * 1024),
+    rollBytes: bigint('roll_bytes', { mode: 'number' })
+      .notNull()
+      .default(64 * 1024 * 1024),
     inactivitySeconds: integer('inactivity_seconds'),
     keyColumns: jsonb('key_columns'),
     state: text('state').notNull().default('active'),
@@ -88,7 +93,9 @@ export const sinks = pgTable(
 export const batches = pgTable(
   'batches',
   {
-    sinkId: text('sink_id').notNull().references(() => sinks.id),
+    sinkId: text('sink_id')
+      .notNull()
+      .references(() => sinks.id),
     batchId: text('batch_id').notNull(),
     bodySha256: text('body_sha256').notNull(),
     bytes: bigint('bytes', { mode: 'number' }).notNull(),
@@ -113,7 +120,9 @@ export const rollReports = pgTable(
   'roll_reports',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    sinkId: text('sink_id').notNull().references(() => sinks.id),
+    sinkId: text('sink_id')
+      .notNull()
+      .references(() => sinks.id),
     rollId: text('roll_id').notNull(),
     at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     batches: integer('batches').notNull(),
@@ -129,7 +138,9 @@ export const rollReports = pgTable(
 export const usageCounters = pgTable(
   'usage_counters',
   {
-    projectId: text('project_id').notNull().references(() => projects.id),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
     sinkId: text('sink_id').notNull(),
     month: date('month', { mode: 'string' }).notNull(),
     batches: bigint('batches', { mode: 'number' }).notNull().default(0),

@@ -14,7 +14,11 @@ async function call(url: string, init: RequestInit & { json?: unknown } = {}): P
 export async function bootstrap(apiUrl: string, secret: string, savedKey?: string, warehouse = 'default'): Promise<Bootstrapped> {
   let apiKey = savedKey
   if (!apiKey || (await call(`${apiUrl}/v1/warehouses`, { headers: { authorization: `Bearer ${apiKey}` } })).status !== 200) {
-    const res = await call(`${apiUrl}/internal/keys`, { method: 'POST', headers: { authorization: `Bearer ${secret}` }, json: { project: 'default', level: 'admin', name: 'dev' } })
+    const res = await call(`${apiUrl}/internal/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}` },
+      json: { project: 'default', level: 'admin', name: 'dev' },
+    })
     if (res.status !== 201) throw new Error(`bootstrap: POST /internal/keys answered ${res.status} ${await res.text()}`)
     apiKey = ((await res.json()) as { key: string }).key
   }

@@ -51,7 +51,13 @@ try {
     S3_ACCESS_KEY_ID: stack.s3.accessKeyId,
     S3_SECRET_ACCESS_KEY: stack.s3.secretAccessKey,
   }
-  writeFileSync(envFile, Object.entries(values).map(([k, v]) => `export ${k}='${v}'`).join('\n') + '\n', { mode: 0o600 })
+  writeFileSync(
+    envFile,
+    Object.entries(values)
+      .map(([k, v]) => `export ${k}='${v}'`)
+      .join('\n') + '\n',
+    { mode: 0o600 },
+  )
   console.log(`\nready in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   console.log(`  LHBOX_URL=${stack.apiUrl}`)
   console.log(`  LHBOX_API_KEY=${apiKey}   (admin, project "default")`)

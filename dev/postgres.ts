@@ -17,7 +17,9 @@ export function postgresBinDir(): string | null {
   if (process.env.LHBOX_PG_BIN) return process.env.LHBOX_PG_BIN
   const root = '/usr/lib/postgresql'
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a))
     if (versions.length > 0) return join(root, versions[0], 'bin')
   }
   for (const dir of (process.env.PATH ?? '').split(':')) if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir

@@ -31,12 +31,25 @@ const excl = (g: string, a = '*') => `<exclusion><groupId>${g}</groupId><artifac
 // hadoop-common is there for org.apache.hadoop.conf.Configuration only; the exclusions are
 // those of iceberg's own build of the fixture's runtime jar.
 const HADOOP_EXCLUSIONS = [
-  excl('org.slf4j'), excl('ch.qos.reload4j'), excl('org.apache.avro', 'avro'), excl('com.google.guava'),
-  excl('com.google.protobuf'), excl('org.apache.curator'), excl('org.apache.zookeeper'), excl('org.apache.kerby'),
-  excl('org.apache.hadoop.thirdparty', 'hadoop-shaded-protobuf_3_7'), excl('org.eclipse.jetty'), excl('com.google.re2j', 're2j'),
-  excl('com.google.code.gson', 'gson'), excl('com.jcraft', 'jsch'), excl('com.google.code.findbugs', 'jsr305'),
-  excl('io.dropwizard.metrics', 'metrics-core'), excl('dnsjava', 'dnsjava'), excl('org.xerial.snappy', 'snappy-java'),
-  excl('commons-cli', 'commons-cli'), excl('com.github.pjfanning', 'jersey-json'),
+  excl('org.slf4j'),
+  excl('ch.qos.reload4j'),
+  excl('org.apache.avro', 'avro'),
+  excl('com.google.guava'),
+  excl('com.google.protobuf'),
+  excl('org.apache.curator'),
+  excl('org.apache.zookeeper'),
+  excl('org.apache.kerby'),
+  excl('org.apache.hadoop.thirdparty', 'hadoop-shaded-protobuf_3_7'),
+  excl('org.eclipse.jetty'),
+  excl('com.google.re2j', 're2j'),
+  excl('com.google.code.gson', 'gson'),
+  excl('com.jcraft', 'jsch'),
+  excl('com.google.code.findbugs', 'jsr305'),
+  excl('io.dropwizard.metrics', 'metrics-core'),
+  excl('dnsjava', 'dnsjava'),
+  excl('org.xerial.snappy', 'snappy-java'),
+  excl('commons-cli', 'commons-cli'),
+  excl('com.github.pjfanning', 'jersey-json'),
 ].join('')
 
 const POM = `<?xml version="1.0" encoding="UTF-8"?>
@@ -79,9 +92,22 @@ export async function ensureRestCatalog(): Promise<string[]> {
   rmSync(tmp, { recursive: true, force: true })
   const repo = join(CACHE_DIR, 'm2')
   try {
-    await run('mvn', ['-q', '-B', '-f', join(dir, 'pom.xml'), `-Dmaven.repo.local=${repo}`, 'dependency:copy-dependencies', `-DoutputDirectory=${tmp}`, '-DincludeScope=runtime'], {
-      maxBuffer: 1 << 24,
-    })
+    await run(
+      'mvn',
+      [
+        '-q',
+        '-B',
+        '-f',
+        join(dir, 'pom.xml'),
+        `-Dmaven.repo.local=${repo}`,
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${tmp}`,
+        '-DincludeScope=runtime',
+      ],
+      {
+        maxBuffer: 1 << 24,
+      },
+    )
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string }
     throw new Error(`fetching the Iceberg REST catalog jars failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`)

@@ -52,7 +52,12 @@ export async function startVersitygw(stateDir: string, port: number, bucket: str
   mkdirSync(join(root, bucket), { recursive: true }) // the posix backend's buckets are folders
   const access = 'lhbox-test'
   const secret = 'lhbox-test-secret-key'
-  const child = startChild('versitygw', bin, ['--access', access, '--secret', secret, '--port', `127.0.0.1:${port}`, 'posix', root], join(stateDir, 'versitygw.log'))
+  const child = startChild(
+    'versitygw',
+    bin,
+    ['--access', access, '--secret', secret, '--port', `127.0.0.1:${port}`, 'posix', root],
+    join(stateDir, 'versitygw.log'),
+  )
   const config: S3Config = { endpoint: `http://127.0.0.1:${port}`, bucket, region: 'us-east-1', accessKeyId: access, secretAccessKey: secret }
   await waitFor('versitygw', () => bucketAnswers(config), 20_000, child)
   return { config, child }

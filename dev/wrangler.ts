@@ -16,7 +16,22 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 export async function startWrangler(stateDir: string, port: number, inspectorPort: number, vars: Record<string, string>): Promise<Child> {
   const require = createRequire(import.meta.url)
   const bin = join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js')
-  const args = [bin, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspectorPort), '--persist-to', join(stateDir, 'wrangler'), '--show-interactive-dev-session=false', '--log-level', 'warn', '--test-scheduled']
+  const args = [
+    bin,
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspectorPort),
+    '--persist-to',
+    join(stateDir, 'wrangler'),
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    'warn',
+    '--test-scheduled',
+  ]
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`)
   const child = startChild('wrangler', process.execPath, args, join(stateDir, 'wrangler.log'), {
     cwd: root,

@@ -16,7 +16,15 @@ import { tableRoutes } from './routes/tables.ts'
 import { usageRoutes } from './routes/usage.ts'
 import { warehouseRoutes } from './routes/warehouses.ts'
 
-const CODES: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 413: 'payload_too_large', 415: 'unsupported_media_type' }
+const CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+}
 
 export function createApp() {
   const app = new Hono<AppEnv>()

@@ -46,7 +46,10 @@ export function catalogFor(env: Env, db: EdgeDb, w: WarehouseRow): Catalog {
 
 /** A warehouse of the caller's project by name; 404 warehouse_not_found otherwise. */
 export async function warehouseByName(db: EdgeDb, projectId: string, name: string): Promise<WarehouseRow> {
-  const [w] = await db.select().from(warehouses).where(and(eq(warehouses.projectId, projectId), eq(warehouses.name, name)))
+  const [w] = await db
+    .select()
+    .from(warehouses)
+    .where(and(eq(warehouses.projectId, projectId), eq(warehouses.name, name)))
   if (!w) throw new ApiError(404, 'warehouse_not_found', `no warehouse named ${name} in this project`)
   return w
 }

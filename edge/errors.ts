@@ -46,7 +46,10 @@ export function catalogFailure(err: unknown): ApiError | undefined {
   }
   if (err instanceof CommitAbandoned) return new ApiError(409, 'commit_conflict', `the change no longer applies to the table as it is now (${reason(err)})`)
   if (err instanceof CommitStateUnknown) {
-    return unavailable('catalog', `the catalog did not confirm the commit, which may or may not have been applied; read the table before you retry (${reason(err)})`)
+    return unavailable(
+      'catalog',
+      `the catalog did not confirm the commit, which may or may not have been applied; read the table before you retry (${reason(err)})`,
+    )
   }
   if (err instanceof CatalogError) return unavailable('catalog', `the catalog is unavailable (${reason(err)}); retry shortly`)
   return undefined

@@ -8,18 +8,14 @@ export const MAX_BODY_BYTES = 16 * 1024 * 1024
 /** Deepest nesting accepted, counting the outer array. Keeps the scanner's stack and the roller's parser bounded. */
 export const MAX_DEPTH = 512
 
-const tooLarge = (limit: number) =>
-  new ApiError(413, 'payload_too_large', `the body exceeds ${limit} bytes`, { limit })
+const tooLarge = (limit: number) => new ApiError(413, 'payload_too_large', `the body exceeds ${limit} bytes`, { limit })
 
 /**
  * Reads a request body, cutting it as soon as more than `limit` bytes have arrived: the stream is
  * cancelled and nothing past the limit is buffered. `Content-Encoding: gzip` is decompressed on the fly
  * and the limit applies to the decompressed bytes.
  */
-export async function readBody(
-  body: ReadableStream<Uint8Array> | null,
-  opts: { contentEncoding?: string | null; limit?: number } = {},
-): Promise<Uint8Array> {
+export async function readBody(body: ReadableStream<Uint8Array> | null, opts: { contentEncoding?: string | null; limit?: number } = {}): Promise<Uint8Array> {
   const limit = opts.limit ?? MAX_BODY_BYTES
   // `Content-Encoding` is a list; identity is a no-op. One gzip layer is all we undo (x-gzip is its
   // old alias, RFC 9110 §8.4.1.3).
@@ -116,10 +112,23 @@ export interface Batch {
 }
 
 // Byte values the scanner dispatches on.
-const SPACE = 0x20, TAB = 0x09, LF = 0x0a, CR = 0x0d
-const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c, COLON = 0x3a
-const LBRACKET = 0x5b, RBRACKET = 0x5d, LBRACE = 0x7b, RBRACE = 0x7d
-const MINUS = 0x2d, PLUS = 0x2b, DOT = 0x2e, ZERO = 0x30, NINE = 0x39
+const SPACE = 0x20,
+  TAB = 0x09,
+  LF = 0x0a,
+  CR = 0x0d
+const QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  COMMA = 0x2c,
+  COLON = 0x3a
+const LBRACKET = 0x5b,
+  RBRACKET = 0x5d,
+  LBRACE = 0x7b,
+  RBRACE = 0x7d
+const MINUS = 0x2d,
+  PLUS = 0x2b,
+  DOT = 0x2e,
+  ZERO = 0x30,
+  NINE = 0x39
 
 // Scanner states: what may come next (after whitespace).
 const VALUE = 0 // a value (after '[' of a non-empty array, ',' in an array, or ':')
@@ -137,9 +146,7 @@ for (const ch of '"\\/bfnrt') SIMPLE_ESCAPE[ch.charCodeAt(0)] = 1
 
 function malformed(bytes: Uint8Array, offset: number, what?: string): ApiError {
   const message =
-    offset >= bytes.length
-      ? `unexpected end of input${what ? ` (${what})` : ''}`
-      : (what ?? `unexpected byte 0x${bytes[offset].toString(16).padStart(2, '0')}`)
+    offset >= bytes.length ? `unexpected end of input${what ? ` (${what})` : ''}` : (what ?? `unexpected byte 0x${bytes[offset].toString(16).padStart(2, '0')}`)
   return new ApiError(400, 'malformed_json', `malformed JSON: ${message} at byte ${offset}`, { offset })
 }
 
@@ -174,7 +181,9 @@ function scanString(bytes: Uint8Array, i: number): number {
 /** Validates one multi-byte UTF-8 sequence at `j` (RFC 3629: no overlongs, surrogates or > U+10FFFF). */
 function scanUtf8(bytes: Uint8Array, j: number): number {
   const c = bytes[j]
-  let len: number, lo = 0x80, hi = 0xbf // the allowed range of the second byte
+  let len: number,
+    lo = 0x80,
+    hi = 0xbf // the allowed range of the second byte
   if (c >= 0xc2 && c <= 0xdf) len = 2
   else if (c >= 0xe0 && c <= 0xef) {
     len = 3
@@ -198,7 +207,8 @@ function scanUtf8(bytes: Uint8Array, j: number): number {
 function scanNumber(bytes: Uint8Array, i: number): number {
   let j = i
   if (bytes[j] === MINUS) j++
-  if (bytes[j] === ZERO) j++ // a leading 0 stands alone; a digit after it is caught by the caller
+  if (bytes[j] === ZERO)
+    j++ // a leading 0 stands alone; a digit after it is caught by the caller
   else if (isDigit(bytes[j])) while (isDigit(bytes[++j]));
   else throw malformed(bytes, j)
   if (bytes[j] === DOT) {

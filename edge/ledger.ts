@@ -58,7 +58,16 @@ select sink.id, sink.send_key_sha256, sink.bucket, sink.endpoint, sink.region,
 from sink left join ins on true`
 
 export async function recordBatch(db: EdgeDb, b: BatchInput): Promise<LedgerAnswer> {
-  const { rows } = await db.$client.query(STATEMENT, [b.sinkId, b.batchId, b.bodySha256, b.bytes, b.rows, b.rejected, JSON.stringify(b.reasons), b.sendKeySha256])
+  const { rows } = await db.$client.query(STATEMENT, [
+    b.sinkId,
+    b.batchId,
+    b.bodySha256,
+    b.bytes,
+    b.rows,
+    b.rejected,
+    JSON.stringify(b.reasons),
+    b.sendKeySha256,
+  ])
   const r = rows[0]
   if (!r) return { sink: null, batch: null }
   const sink = { id: r.id, sendKeySha256: r.send_key_sha256, bucket: r.bucket, endpoint: r.endpoint, region: r.region }

@@ -30,8 +30,16 @@ ${LAG}
 
 function withWarehouse(r: Record<string, any>): RollerSinkRow {
   const warehouse: WarehouseRow = {
-    id: r.w_id, projectId: r.w_project_id, name: r.w_name, catalog: r.w_catalog, bucket: r.w_bucket,
-    endpoint: r.w_endpoint, region: r.w_region, prefix: r.w_prefix, maintenance: r.w_maintenance, createdAt: new Date(r.w_created_at),
+    id: r.w_id,
+    projectId: r.w_project_id,
+    name: r.w_name,
+    catalog: r.w_catalog,
+    bucket: r.w_bucket,
+    endpoint: r.w_endpoint,
+    region: r.w_region,
+    prefix: r.w_prefix,
+    maintenance: r.w_maintenance,
+    createdAt: new Date(r.w_created_at),
   }
   return { ...r, warehouse }
 }

@@ -24,12 +24,15 @@ export function checkPartitioning(meta: TableMetadata): void {
   const refuse = (why: string) => {
     throw new ApiError(409, 'partitioned_table_unsupported', why, { partition_spec: spec.fields.map((f) => `${f.transform}(${f['source-id']})`) })
   }
-  if (meta['format-version'] < 3) refuse('a format-version 2 table must be unpartitioned for a sink; create it unpartitioned, or as format-version 3 partitioned by day/hour/month/year')
+  if (meta['format-version'] < 3)
+    refuse('a format-version 2 table must be unpartitioned for a sink; create it unpartitioned, or as format-version 3 partitioned by day/hour/month/year')
   for (const f of spec.fields) {
     const source = typeOf.get(f['source-id'])
     const sourceKind = typeof source === 'string' ? parsePrimitive(source).kind : 'nested'
     if (!TIME_TRANSFORMS.has(f.transform) || !TIME_SOURCES.has(sourceKind)) {
-      refuse(`partition field ${f.name} is ${f.transform} of a ${sourceKind} column; a sink writes only tables partitioned by day, hour, month or year of a date or timestamp`)
+      refuse(
+        `partition field ${f.name} is ${f.transform} of a ${sourceKind} column; a sink writes only tables partitioned by day, hour, month or year of a date or timestamp`,
+      )
     }
   }
 }
@@ -75,7 +78,9 @@ export function checkKey(meta: TableMetadata, key: string[]): void {
 /** Set when the table or some columns have no description (the spec's docs_hint). */
 export function docsHint(meta: TableMetadata, ref: string): null | { message: string; table_doc_missing: boolean; columns: string[]; command: string } {
   const tableMissing = !meta.properties.comment
-  const columns = currentSchema(meta).fields.filter((f) => !f.doc && f.name !== INGEST_TS).map((f) => f.name)
+  const columns = currentSchema(meta)
+    .fields.filter((f) => !f.doc && f.name !== INGEST_TS)
+    .map((f) => f.name)
   if (!tableMissing && columns.length === 0) return null
   return {
     message: 'Other people’s agents will read this table; describe it and its columns so they know what a row is.',

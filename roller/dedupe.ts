@@ -49,7 +49,10 @@ function later(a: Candidate, b: Candidate): boolean {
 
 /** A dedupe refused by what the plan found (the reason goes to dedupe.last). */
 class Refused extends Error {
-  constructor(readonly reason: string, message: string) {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -100,7 +103,8 @@ async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opt
   if (files.deletes.length > 0) throw new Refused('delete_files', 'the table has delete files')
   const bytes = files.data.reduce((n, e) => n + Number(e.entry.dataFile.fileSizeInBytes), 0)
   const rows = files.data.reduce((n, e) => n + Number(e.entry.dataFile.recordCount), 0)
-  if (bytes > (opts.maxBytes ?? DEDUPE_MAX_BYTES)) throw new Refused('too_large', `${bytes} bytes of data files, past the ${opts.maxBytes ?? DEDUPE_MAX_BYTES}-byte limit`)
+  if (bytes > (opts.maxBytes ?? DEDUPE_MAX_BYTES))
+    throw new Refused('too_large', `${bytes} bytes of data files, past the ${opts.maxBytes ?? DEDUPE_MAX_BYTES}-byte limit`)
   if (rows > (opts.maxRows ?? DEDUPE_MAX_ROWS)) throw new Refused('too_many_rows', `${rows} rows, past the ${opts.maxRows ?? DEDUPE_MAX_ROWS}-row limit`)
   // Pass 1: the key columns and __ingest_ts of every row, to find the latest per key.
   const schema = currentSchema(table.metadata)

@@ -21,7 +21,10 @@ export interface Marker {
 
 /** A failure that must end the tick: lag grows, nothing is appended twice. */
 export class EndTick extends Error {
-  constructor(message: string, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
     super(message)
     this.name = 'EndTick'
   }

@@ -67,7 +67,15 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       metrics.rowsCommitted.inc(result.rows)
       metrics.rowsRejected.inc(result.rejectedRows)
       metrics.repairs.inc(result.repaired)
-      slog.info('rolled', { batches: result.batches, rows: result.rows, rejected_rows: result.rejectedRows, snapshots: result.snapshotIds, repaired: result.repaired, steps_ms: reached, cpu_ms: cpuMs(cpu) })
+      slog.info('rolled', {
+        batches: result.batches,
+        rows: result.rows,
+        rejected_rows: result.rejectedRows,
+        snapshots: result.snapshotIds,
+        repaired: result.repaired,
+        steps_ms: reached,
+        cpu_ms: cpuMs(cpu),
+      })
       return true
     } catch (err) {
       metrics.rolls.inc({ outcome: err instanceof EndTick ? 'ended' : 'failed' })

@@ -30,7 +30,13 @@ export interface MaintenanceResult {
   seconds: number
 }
 
-export async function maintainTable(sink: SinkView, catalog: Catalog, policy: MaintenancePolicy, log: Logger, commits: TransactOptions = {}): Promise<MaintenanceResult> {
+export async function maintainTable(
+  sink: SinkView,
+  catalog: Catalog,
+  policy: MaintenancePolicy,
+  log: Logger,
+  commits: TransactOptions = {},
+): Promise<MaintenanceResult> {
   const started = Date.now()
   const id = { namespace: [sink.table.namespace], name: sink.table.name }
   const table = await catalog.loadTable(id)

@@ -4,18 +4,50 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 export class RollerMetrics {
   readonly registry = new Registry()
-  readonly lagSeconds = new Gauge({ name: 'lhbox_sink_lag_seconds', help: 'Seconds since the oldest batch still waiting, per sink', labelNames: ['sink'], registers: [this.registry] })
-  readonly rollSeconds = new Gauge({ name: 'lhbox_sink_roll_seconds_policy', help: 'The sink’s roll_seconds (the sink_lag alert fires at 3x)', labelNames: ['sink'], registers: [this.registry] })
+  readonly lagSeconds = new Gauge({
+    name: 'lhbox_sink_lag_seconds',
+    help: 'Seconds since the oldest batch still waiting, per sink',
+    labelNames: ['sink'],
+    registers: [this.registry],
+  })
+  readonly rollSeconds = new Gauge({
+    name: 'lhbox_sink_roll_seconds_policy',
+    help: 'The sink’s roll_seconds (the sink_lag alert fires at 3x)',
+    labelNames: ['sink'],
+    registers: [this.registry],
+  })
   readonly rolls = new Counter({ name: 'lhbox_rolls_total', help: 'Rolls by outcome', labelNames: ['outcome'], registers: [this.registry] })
   readonly rowsCommitted = new Counter({ name: 'lhbox_rows_committed_total', help: 'Rows appended to tables', registers: [this.registry] })
   readonly rowsRejected = new Counter({ name: 'lhbox_rows_rejected_total', help: 'Rows written to rejects files', registers: [this.registry] })
   readonly commitRetries = new Counter({ name: 'lhbox_commit_retries_total', help: 'Commits retried after a conflict', registers: [this.registry] })
   readonly repairs = new Counter({ name: 'lhbox_repairs_total', help: 'Batches found consumed by an earlier roll and repaired', registers: [this.registry] })
-  readonly rollDuration = new Histogram({ name: 'lhbox_roll_duration_seconds', help: 'Roll duration', buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [this.registry] })
-  readonly snapshotsExpired = new Counter({ name: 'lhbox_maintenance_snapshots_expired_total', help: 'Snapshots removed by the maintenance sweep', registers: [this.registry] })
-  readonly filesDeleted = new Counter({ name: 'lhbox_maintenance_files_deleted_total', help: 'Files deleted after expiry (and orphans)', registers: [this.registry] })
-  readonly bytesCompacted = new Counter({ name: 'lhbox_maintenance_bytes_compacted_total', help: 'Bytes of small files rewritten by compaction', registers: [this.registry] })
-  readonly maintenanceDuration = new Histogram({ name: 'lhbox_maintenance_duration_seconds', help: 'Maintenance duration per table', buckets: [0.5, 1, 5, 15, 60, 300, 900], registers: [this.registry] })
+  readonly rollDuration = new Histogram({
+    name: 'lhbox_roll_duration_seconds',
+    help: 'Roll duration',
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  })
+  readonly snapshotsExpired = new Counter({
+    name: 'lhbox_maintenance_snapshots_expired_total',
+    help: 'Snapshots removed by the maintenance sweep',
+    registers: [this.registry],
+  })
+  readonly filesDeleted = new Counter({
+    name: 'lhbox_maintenance_files_deleted_total',
+    help: 'Files deleted after expiry (and orphans)',
+    registers: [this.registry],
+  })
+  readonly bytesCompacted = new Counter({
+    name: 'lhbox_maintenance_bytes_compacted_total',
+    help: 'Bytes of small files rewritten by compaction',
+    registers: [this.registry],
+  })
+  readonly maintenanceDuration = new Histogram({
+    name: 'lhbox_maintenance_duration_seconds',
+    help: 'Maintenance duration per table',
+    buckets: [0.5, 1, 5, 15, 60, 300, 900],
+    registers: [this.registry],
+  })
   lastTickAt: Date | null = null
 }
 

@@ -151,7 +151,9 @@ async function applyFirstRollChanges(table: LoadedTable, ctx: RollContext): Prom
     const hasColumn = currentSchema(meta).fields.some((f) => f.name === INGEST_TS)
     const missing = Object.fromEntries(Object.entries(RETENTION_PROPERTIES).filter(([k]) => !(k in meta.properties)))
     if (hasColumn && Object.keys(missing).length === 0) return null
-    const c = hasColumn ? { requirements: [{ type: 'assert-table-uuid' as const, uuid: meta['table-uuid'] }], updates: [] as TableUpdate[] } : addColumnsChange(meta, [{ name: INGEST_TS, type: 'timestamptz', doc: 'When lhbox received the row (the batch’s arrival time).' }])
+    const c = hasColumn
+      ? { requirements: [{ type: 'assert-table-uuid' as const, uuid: meta['table-uuid'] }], updates: [] as TableUpdate[] }
+      : addColumnsChange(meta, [{ name: INGEST_TS, type: 'timestamptz', doc: 'When lhbox received the row (the batch’s arrival time).' }])
     if (Object.keys(missing).length > 0) c.updates.push({ action: 'set-properties', updates: missing })
     return c
   }
@@ -170,7 +172,9 @@ function readPendingBatches(sink: SinkView, invariant: Invariant): PendingBatch[
   // A keyed sink needs the true order when a roll's limits fall between two batches of one second.
   const arrival = new Map(sink.ledger_pending.map((id, i) => [id, i]))
   const rank = (o: IntakeObject) => arrival.get(o.batchId) ?? Number.MAX_SAFE_INTEGER
-  const ordered = [...invariant.pending].sort((a, b) => rank(a) - rank(b) || a.lastModified.getTime() - b.lastModified.getTime() || a.batchId.localeCompare(b.batchId))
+  const ordered = [...invariant.pending].sort(
+    (a, b) => rank(a) - rank(b) || a.lastModified.getTime() - b.lastModified.getTime() || a.batchId.localeCompare(b.batchId),
+  )
   const chosen: PendingBatch[] = []
   let bytes = 0
   for (const obj of ordered) {
@@ -271,14 +275,30 @@ async function recordEmptyRoll(sink: SinkView, batchIds: string[], ctx: RollCont
   return { batchIds, snapshotId: null, marker }
 }
 
-async function commitFiles(sink: SinkView, table: LoadedTable, files: EncodedFile[], batches: BatchOutcome[], seen: Set<bigint>, ctx: RollContext): Promise<Committed> {
+async function commitFiles(
+  sink: SinkView,
+  table: LoadedTable,
+  files: EncodedFile[],
+  batches: BatchOutcome[],
+  seen: Set<bigint>,
+  ctx: RollContext,
+): Promise<Committed> {
   const batchIds = batches.map((b) => b.batchId)
   await uploadDataFiles(table, files)
   await ctx.checkpoint('data-file')
-  const properties = sinkSummary(sink, batches, batches.reduce((n, b) => n + b.rows, 0))
+  const properties = sinkSummary(
+    sink,
+    batches,
+    batches.reduce((n, b) => n + b.rows, 0),
+  )
   let snapshotId: bigint
   try {
-    const done = await appendFiles(ctx.catalog, table, files.map((f) => f.dataFile), { properties, retry: ctx.retry, onRetry: ctx.onRetry, recheck: recheckFor(sink, batchIds, seen) })
+    const done = await appendFiles(
+      ctx.catalog,
+      table,
+      files.map((f) => f.dataFile),
+      { properties, retry: ctx.retry, onRetry: ctx.onRetry, recheck: recheckFor(sink, batchIds, seen) },
+    )
     if (done.unknownOutcome) logFoundAfterUnknown(ctx, done.snapshotId, done.unknownOutcome)
     snapshotId = done.snapshotId
   } catch (err) {
@@ -292,7 +312,14 @@ async function commitFiles(sink: SinkView, table: LoadedTable, files: EncodedFil
 }
 
 /** A keyed roll: one overwrite (iceberg rewrite) with the same summary keys, marker and crash points. */
-async function commitKeyed(sink: SinkView, table: LoadedTable, keyed: KeyedRows, batches: BatchOutcome[], seen: Set<bigint>, ctx: RollContext): Promise<Committed> {
+async function commitKeyed(
+  sink: SinkView,
+  table: LoadedTable,
+  keyed: KeyedRows,
+  batches: BatchOutcome[],
+  seen: Set<bigint>,
+  ctx: RollContext,
+): Promise<Committed> {
   const batchIds = batches.map((b) => b.batchId)
   const properties = sinkSummary(sink, batches, keyed.size)
   let snapshotId: bigint
@@ -358,7 +385,14 @@ function logFoundAfterUnknown(ctx: RollContext, snapshotId: bigint, cause: Error
 }
 
 // 7. Delete the consumed batches, then the marker; report; sweep rejects older than 7 days.
-async function finishRoll(sink: SinkView, invariant: Invariant, checked: BatchOutcome[], commits: Committed[], ctx: RollContext, started: number): Promise<RollResult> {
+async function finishRoll(
+  sink: SinkView,
+  invariant: Invariant,
+  checked: BatchOutcome[],
+  commits: Committed[],
+  ctx: RollContext,
+  started: number,
+): Promise<RollResult> {
   const keyOf = new Map(checked.map((b) => [b.batchId, b.key]))
   for (const c of commits) {
     // One DeleteObjects request (a roll names at most 1,000 batches): a store may apply it in part,
@@ -378,14 +412,18 @@ async function finishRoll(sink: SinkView, invariant: Invariant, checked: BatchOu
   await ctx.report({
     roller: ctx.rollerId,
     roll_id: ctx.rollId,
-    consumed: [
-      ...commits.map((c) => ({ batch_ids: c.batchIds, snapshot_id: c.snapshotId?.toString() ?? null })),
-      ...groupBySnapshot(invariant.repaired),
-    ],
+    consumed: [...commits.map((c) => ({ batch_ids: c.batchIds, snapshot_id: c.snapshotId?.toString() ?? null })), ...groupBySnapshot(invariant.repaired)],
     repaired: invariant.repaired.map((r) => r.batchId),
     last_roll:
       checked.length > 0
-        ? { at: new Date().toISOString(), batches: checked.length, rows, rejected_rows: rejectedRows, snapshot_id: snapshotIds.at(-1) ?? null, seconds: (Date.now() - started) / 1000 }
+        ? {
+            at: new Date().toISOString(),
+            batches: checked.length,
+            rows,
+            rejected_rows: rejectedRows,
+            snapshot_id: snapshotIds.at(-1) ?? null,
+            seconds: (Date.now() - started) / 1000,
+          }
         : null,
     rejects: { rows: rejectedRows, batches: checked.filter((b) => b.rejected > 0).length },
     // A dedupe asked for runs right after this roll, under the same lease; its report releases it.

@@ -86,9 +86,12 @@ parentPort!.on('message', async (job: ScanJob) => {
       return
     }
   } catch (err) {
-    reply = err instanceof BatchUnreadable ? { id: job.id, unreadable: { message: err.message, lines: err.lines } }
-      : err instanceof S3Error ? { id: job.id, s3: { status: err.status, code: err.code, message: err.message } }
-      : { id: job.id, error: (err as Error).stack ?? String(err) }
+    reply =
+      err instanceof BatchUnreadable
+        ? { id: job.id, unreadable: { message: err.message, lines: err.lines } }
+        : err instanceof S3Error
+          ? { id: job.id, s3: { status: err.status, code: err.code, message: err.message } }
+          : { id: job.id, error: (err as Error).stack ?? String(err) }
   }
   parentPort!.postMessage(reply)
 })
@@ -99,8 +102,23 @@ function warmUp(): void {
   const kinds = ['boolean', 'int', 'long', 'double', 'decimal(18, 2)', 'date', 'timestamptz', 'string']
   const fields = kinds.map((type, i) => ({ id: i + 1, name: `c${i}`, required: false, type }))
   const scanner = new Scanner({ type: 'struct', 'schema-id': 0, fields }, { formatVersion: 2 })
-  const values = (i: number) => [i % 2 === 0, i, 9_000_000_000_000_000 + i, i / 7, `${i}.25`, `"2026-11-${10 + (i % 20)}"`, `"2026-11-30T12:34:56.${String(i % 1_000_000).padStart(6, '0')}Z"`, `"name-${i}"`]
-  const lines = Array.from({ length: 5_000 }, (_, i) => `{${values(i).map((v, k) => `"c${k}": ${v}`).join(', ')}}`)
+  const values = (i: number) => [
+    i % 2 === 0,
+    i,
+    9_000_000_000_000_000 + i,
+    i / 7,
+    `${i}.25`,
+    `"2026-11-${10 + (i % 20)}"`,
+    `"2026-11-30T12:34:56.${String(i % 1_000_000).padStart(6, '0')}Z"`,
+    `"name-${i}"`,
+  ]
+  const lines = Array.from(
+    { length: 5_000 },
+    (_, i) =>
+      `{${values(i)
+        .map((v, k) => `"c${k}": ${v}`)
+        .join(', ')}}`,
+  )
   scanner.scan(new TextEncoder().encode(lines.join('\n')))
 }
 

@@ -25,7 +25,10 @@ const KEEP_BYTES = 64 * 1024 * 1024
 
 /** A key the roller cannot apply: the sink is disabled with this upsert_* reason; batches wait. */
 export class UpsertRefused extends Error {
-  constructor(readonly reason: UpsertReason, message: string) {
+  constructor(
+    readonly reason: UpsertReason,
+    message: string,
+  ) {
     super(message)
     this.name = 'UpsertRefused'
   }
@@ -90,18 +93,26 @@ class RollKeys {
   readonly set: KeySet
   private readonly sorted = new Map<string, { kind: 'int'; values: BigInt64Array } | { kind: 'string'; values: Uint8Array[] }>()
 
-  constructor(private readonly schema: Schema, private readonly key: string[], all: Row[]) {
+  constructor(
+    private readonly schema: Schema,
+    private readonly key: string[],
+    all: Row[],
+  ) {
     const fields = key.map((k) => schema.fields.find((f) => f.name === k)!)
     // validation rejects a null key part (key_null); such a row could never match a stored one anyway
     const rows = all.filter((r) => key.every((k) => r[k] !== null && r[k] !== undefined))
     // the same buffer layout the column reader gives the stored rows
     const builders = buildersFor(fields, rows.length)
     for (const row of rows) fields.forEach((f, i) => builders[i].appendValue(row[f.name] ?? null))
-    this.set = new KeySet(fields.map((f) => f.id), finishBatch(fields, builders, rows.length))
+    this.set = new KeySet(
+      fields.map((f) => f.id),
+      finishBatch(fields, builders, rows.length),
+    )
     const enc = new TextEncoder()
     for (const f of fields) {
       const kind = parsePrimitive(f.type as string).kind
-      if (kind === 'int' || kind === 'long') this.sorted.set(f.name, { kind: 'int', values: BigInt64Array.from(rows, (r) => BigInt(r[f.name] as number | bigint)).sort() })
+      if (kind === 'int' || kind === 'long')
+        this.sorted.set(f.name, { kind: 'int', values: BigInt64Array.from(rows, (r) => BigInt(r[f.name] as number | bigint)).sort() })
       else if (kind === 'string') this.sorted.set(f.name, { kind: 'string', values: rows.map((r) => enc.encode(r[f.name] as string)).sort(compareBytes) })
     }
   }
@@ -202,7 +213,10 @@ export async function planUpsert(table: LoadedTable, key: string[], keyed: Keyed
     }
   })
   if (plan.rewriteBytes > maxRewriteBytes) {
-    throw new UpsertRefused('upsert_rewrite_too_large', `the roll would rewrite ${plan.rewriteBytes} bytes of data files, past the ${maxRewriteBytes}-byte limit of one roll`)
+    throw new UpsertRefused(
+      'upsert_rewrite_too_large',
+      `the roll would rewrite ${plan.rewriteBytes} bytes of data files, past the ${maxRewriteBytes}-byte limit of one roll`,
+    )
   }
   return plan
 }
@@ -247,7 +261,13 @@ interface Planned {
  * again on the new base, after checking that no other roller committed these batches. An unknown
  * outcome is resolved by looking for the snapshot (transact.ts).
  */
-export async function commitUpsert(table: LoadedTable, key: string[], keyed: KeyedRows, properties: Record<string, string>, ctx: UpsertContext): Promise<UpsertCommit> {
+export async function commitUpsert(
+  table: LoadedTable,
+  key: string[],
+  keyed: KeyedRows,
+  properties: Record<string, string>,
+  ctx: UpsertContext,
+): Promise<UpsertCommit> {
   let done
   try {
     done = await transact<Planned>(
@@ -285,7 +305,8 @@ export async function commitUpsert(table: LoadedTable, key: string[], keyed: Key
   } catch (err) {
     // Another roller committed these batches: this roll ends, as an append's does (not a failure).
     if (err instanceof CommitAbandoned) throw new EndTick(err.message, err)
-    if (err instanceof PlanStale || err instanceof CommitConflict) throw new EndTick(`the keyed roll kept conflicting (${err.message}); the next tick plans it again`, err)
+    if (err instanceof PlanStale || err instanceof CommitConflict)
+      throw new EndTick(`the keyed roll kept conflicting (${err.message}); the next tick plans it again`, err)
     throw err // CommitStateUnknown included: the table does not hold this roll's snapshot
   }
   const p = done!.plan
@@ -324,7 +345,8 @@ async function writeFiles(base: LoadedTable, keyed: KeyedRows, plan: UpsertPlan,
       w.append(dropRows(batch, drop, rows))
       rows += batch.rows
     }
-    if (w.rows !== rows - countOnes(drop)) throw new Error(`rewriting ${entry.entry.dataFile.filePath}: ${w.rows} rows kept of ${rows}, the plan replaced ${countOnes(drop)}`)
+    if (w.rows !== rows - countOnes(drop))
+      throw new Error(`rewriting ${entry.entry.dataFile.filePath}: ${w.rows} rows kept of ${rows}, the plan replaced ${countOnes(drop)}`)
     out.push(...w.finish(`${ctx.rollId}-rewrite-${crypto.randomUUID()}`))
   }
   return out

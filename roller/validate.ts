@@ -44,7 +44,12 @@ export class BatchChecker {
    * `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null).
    * `pool`: threads to read and scan on (an append sink's batches); none: this thread does both.
    */
-  constructor(private readonly schema: Schema, private readonly formatVersion: 2 | 3, private readonly key: string[] | null = null, private readonly pool: ScanPool | null = null) {
+  constructor(
+    private readonly schema: Schema,
+    private readonly formatVersion: 2 | 3,
+    private readonly key: string[] | null = null,
+    private readonly pool: ScanPool | null = null,
+  ) {
     this.opts = { formatVersion, constants: [INGEST_TS] }
     this.scanner = key || pool ? null : new Scanner(schema, this.opts)
   }
@@ -52,7 +57,13 @@ export class BatchChecker {
   /** Null when the object is gone (another roller consumed it meanwhile). */
   async check(s3: Bucket, batch: PendingBatch): Promise<CheckedBatch | null> {
     const whole = (reason: WholeBatchReason, error: string, rows: number): CheckedBatch => ({
-      batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: rows, rejectLines: [wholeBatchLine(batch.batchId, reason, error)],
+      batchId: batch.batchId,
+      key: batch.key,
+      rows: 0,
+      columns: null,
+      keyedRows: [],
+      rejected: rows,
+      rejectLines: [wholeBatchLine(batch.batchId, reason, error)],
     })
     if (batch.size > MAX_BATCH_BYTES) {
       const head = await s3.head(batch.key)
@@ -97,7 +108,10 @@ export class BatchChecker {
   private checkKeyed(body: Uint8Array, received: bigint, elementIndex: (line: number) => number | null, checked: CheckedBatch): void {
     let lines: string[]
     try {
-      lines = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body).split('\n').filter((l) => l.trim() !== '')
+      lines = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
+        .decode(body)
+        .split('\n')
+        .filter((l) => l.trim() !== '')
     } catch {
       throw new BatchUnreadable('the batch is not UTF-8 text', null)
     }

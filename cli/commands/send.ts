@@ -91,7 +91,10 @@ async function target(conn: () => Connection, sink: string | undefined, keyFile:
   const c = conn()
   if (SINK_ID.test(sink)) return `${c.url}/v1/sinks/${sink}`
   if (!c.apiKey) {
-    throw new CliError('usage', `a sink name (${sink}) can only be resolved with an API key (LHBOX_API_KEY); give the sink id (snk_…) or --send-key-file instead`)
+    throw new CliError(
+      'usage',
+      `a sink name (${sink}) can only be resolved with an API key (LHBOX_API_KEY); give the sink id (snk_…) or --send-key-file instead`,
+    )
   }
   const found = await api<{ id: string; ingest_url: string }>(c, 'GET', `/v1/sinks/${encodeURIComponent(sink)}`)
   return found.ingest_url ?? `${c.url}/v1/sinks/${found.id}`
@@ -146,7 +149,8 @@ export async function sendBatch(conn: () => Connection, args: string[], flags: F
   }
   if (!res.ok) {
     const error = parsed?.error ?? {}
-    const again = res.status >= 500 || res.status === 429 ? `; ${retry}${res.headers.get('retry-after') ? ` after ${res.headers.get('retry-after')} s` : ''}` : ''
+    const again =
+      res.status >= 500 || res.status === 429 ? `; ${retry}${res.headers.get('retry-after') ? ` after ${res.headers.get('retry-after')} s` : ''}` : ''
     throw new CliError(error.code ?? `http_${res.status}`, `${error.message ?? res.statusText}${again}`, res.status)
   }
   return flags.json ? json(parsed) : show(parsed as SendAnswer)

@@ -169,7 +169,10 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
   if (!warehouse || args.length > 1 || !flags.table || !flags.name) throw new CliError('usage', USAGE.create)
   const save = flags.save as string | undefined
   if (save === undefined && !flags['show-key']) {
-    throw new CliError('usage', `sink create answers the sink's send key once: give --save FILE (written with mode 0600) or --show-key (printed once)\n${USAGE.create}`)
+    throw new CliError(
+      'usage',
+      `sink create answers the sink's send key once: give --save FILE (written with mode 0600) or --show-key (printed once)\n${USAGE.create}`,
+    )
   }
   if (save !== undefined && flags['show-key']) throw new CliError('usage', 'give one of --save FILE and --show-key')
   if (save === '') throw new CliError('usage', '--save needs a file path')
@@ -206,7 +209,12 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
     }
     const { send_key: _secret, ...shown } = created
     if (flags.json) return json(shown)
-    return [head, `ingest_url ${created.ingest_url}`, `send key   saved to ${save} (mode 0600); send with: lhbox sink send ${created.name} batch.json --send-key-file ${save}`, ...docsHint(created.docs_hint)].join('\n')
+    return [
+      head,
+      `ingest_url ${created.ingest_url}`,
+      `send key   saved to ${save} (mode 0600); send with: lhbox sink send ${created.name} batch.json --send-key-file ${save}`,
+      ...docsHint(created.docs_hint),
+    ].join('\n')
   }
   if (flags.json) return json(created)
   return [

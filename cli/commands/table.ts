@@ -51,7 +51,10 @@ function show(t: TableView): string {
     `doc        ${t.doc ?? '(none)'}`,
     `partition  ${t.partition_spec.length ? t.partition_spec.map((p) => `${p.transform}(${p.source})`).join(', ') : '(unpartitioned)'}`,
     '',
-    grid(t.schema.fields.map((f) => ({ id: f.id, name: f.name, type: typeText(f.type), required: f.required ? 'yes' : '', doc: f.doc ?? '' })), ['id', 'name', 'type', 'required', 'doc']),
+    grid(
+      t.schema.fields.map((f) => ({ id: f.id, name: f.name, type: typeText(f.type), required: f.required ? 'yes' : '', doc: f.doc ?? '' })),
+      ['id', 'name', 'type', 'required', 'doc'],
+    ),
   ]
   if (t.doc === null || t.undocumented_columns.length > 0) {
     lines.push('', `Describe it: lhbox table document ${t.warehouse}.${t.table} --doc '…' --column name='…'`)
@@ -63,7 +66,8 @@ export async function table(conn: Connection, args: string[], flags: Flags): Pro
   const [sub, ref] = args
   switch (sub) {
     case 'create': {
-      const usage = 'lhbox table create <warehouse>.<ns>.<table> --column name:type[:required] ... [--format-version 2|3] [--partition day(ts)] [--doc TEXT] [--schema FILE.json]'
+      const usage =
+        'lhbox table create <warehouse>.<ns>.<table> --column name:type[:required] ... [--format-version 2|3] [--partition day(ts)] [--doc TEXT] [--schema FILE.json]'
       const { warehouse, table: name } = splitTable(ref, usage)
       const columns = ((flags.column as string[] | undefined) ?? []).map(parseColumn)
       const schema = flags.schema ? JSON.parse(readFileSync(String(flags.schema), 'utf8')) : undefined

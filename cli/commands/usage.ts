@@ -30,7 +30,14 @@ export function showUsage(u: UsageView): string {
     lines.push(
       '',
       grid(
-        i.by_sink.map((s) => ({ sink: s.name ?? '(unknown)', bytes: s.bytes, batches: s.batches, accepted: s.rows_accepted, rejected: s.rows_rejected, id: s.sink_id })),
+        i.by_sink.map((s) => ({
+          sink: s.name ?? '(unknown)',
+          bytes: s.bytes,
+          batches: s.batches,
+          accepted: s.rows_accepted,
+          rejected: s.rows_rejected,
+          id: s.sink_id,
+        })),
         ['sink', 'bytes', 'batches', 'accepted', 'rejected', 'id'],
       ),
     )

@@ -7,10 +7,7 @@ import { bucketClient } from '../s3.ts'
 
 export const health = new Hono<AppEnv>().get('/healthz', async (c) => {
   const failed: string[] = []
-  const checks = await Promise.allSettled([
-    c.var.db().then((db) => db.execute(sql`select 1`)),
-    bucketClient(c.env).headBucket(),
-  ])
+  const checks = await Promise.allSettled([c.var.db().then((db) => db.execute(sql`select 1`)), bucketClient(c.env).headBucket()])
   if (checks[0].status === 'rejected') failed.push('database')
   if (checks[1].status === 'rejected') failed.push('bucket')
   if (failed.length > 0) {

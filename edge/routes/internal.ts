@@ -58,6 +58,13 @@ export const internalRoutes = new Hono<AppEnv>()
     const result = await applyRollReport(db, c.req.param('id'), body)
     if (!result) throw new ApiError(404, 'sink_not_found', `no sink ${c.req.param('id')}`)
     // A report that only releases the lease (an ended tick) is not a roll.
-    if (body.last_roll || body.consumed.length > 0 || body.disabled_reason || body.dedupe) await audit(db, { projectId: result.projectId, actor: `roller:${body.roller}`, action: 'sink.roll', subject: c.req.param('id'), details: { roll_id: body.roll_id, batches_committed: result.marked, repaired: body.repaired.length, last_roll: body.last_roll ?? null } })
+    if (body.last_roll || body.consumed.length > 0 || body.disabled_reason || body.dedupe)
+      await audit(db, {
+        projectId: result.projectId,
+        actor: `roller:${body.roller}`,
+        action: 'sink.roll',
+        subject: c.req.param('id'),
+        details: { roll_id: body.roll_id, batches_committed: result.marked, repaired: body.repaired.length, last_roll: body.last_roll ?? null },
+      })
     return c.json({ ok: true, batches_committed: result.marked } satisfies RollAnswer)
   })

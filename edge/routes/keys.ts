@@ -17,7 +17,10 @@ export const CreateKey = v.object({
 export const keys = new Hono<AppEnv>().post('/internal/keys', requireBootstrap, async (c) => {
   const body = await jsonBody(c, CreateKey)
   const db = await c.var.db()
-  await db.insert(projects).values({ id: `prj_${randomHex(8)}`, name: body.project }).onConflictDoNothing({ target: projects.name })
+  await db
+    .insert(projects)
+    .values({ id: `prj_${randomHex(8)}`, name: body.project })
+    .onConflictDoNothing({ target: projects.name })
   const [project] = await db.select().from(projects).where(eq(projects.name, body.project))
   const { key, id } = newKey('key')
   await db.insert(apiKeys).values({ id, projectId: project.id, level: body.level, keySha256: await sha256Hex(key), name: body.name })

@@ -70,7 +70,15 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', 
   if (row.bodySha256 !== input.bodySha256) {
     throw new ApiError(409, 'idempotency_key_reused', `batch ${batchId} was already sent with a different body; use a new Idempotency-Key`)
   }
-  const answer = { accepted: row.rows, rejected: row.rejected, reasons: row.reasons, batch_id: batchId, bytes: row.bytes, received_at: row.receivedAt, state: 'pending' }
+  const answer = {
+    accepted: row.rows,
+    rejected: row.rejected,
+    reasons: row.reasons,
+    batch_id: batchId,
+    bytes: row.bytes,
+    received_at: row.receivedAt,
+    state: 'pending',
+  }
   // A row still `receiving` may have no object (its PUT failed, or the Worker died): store it again,
   // byte-identical with the same received time. A stored row is a plain duplicate.
   if (!row.inserted && row.state !== 'receiving') return c.json({ ...answer, duplicate: true }, 200)
@@ -80,7 +88,10 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', 
     await s3.put(batchKey(ledger.sink.id, batchId), batch.ndjson, { contentType: NDJSON, metadata: batchMetadata(ledger.sink.id, row) })
   } catch (err) {
     // If even this fails, the row stays `receiving`: a retry stores the batch again, never trusts it.
-    if (row.inserted) await forgetBatch(db, input).catch((e) => console.error(JSON.stringify({ level: 'error', msg: 'forgetBatch failed', batch_id: batchId, error: String(e) })))
+    if (row.inserted)
+      await forgetBatch(db, input).catch((e) =>
+        console.error(JSON.stringify({ level: 'error', msg: 'forgetBatch failed', batch_id: batchId, error: String(e) })),
+      )
     throw bucketFailure(err)
   }
   // receiving → pending after the answer, off the hot path; until then a retry stores it again.

@@ -59,7 +59,10 @@ async function loadSinkTable(c: Context<AppEnv>, w: WarehouseRow, table: string)
     return await catalog.loadTable({ namespace: [namespace], name })
   } catch (err) {
     if (!(err instanceof NoSuchTable || err instanceof NoSuchNamespace)) throw err
-    const tables = await catalog.listTables([namespace]).then((ids) => ids.map((id) => `${namespace}.${id.name}`), () => [])
+    const tables = await catalog.listTables([namespace]).then(
+      (ids) => ids.map((id) => `${namespace}.${id.name}`),
+      () => [],
+    )
     throw new ApiError(404, 'table_not_found', `${table} does not exist in ${w.name}; create the table first (lhbox table create)`, { tables })
   }
 }
@@ -78,7 +81,8 @@ export const sinkRoutes = new Hono<AppEnv>()
       .select({ id: sinks.id, name: sinks.name })
       .from(sinks)
       .where(and(eq(sinks.warehouseId, w.id), eq(sinks.tableNamespace, namespace), eq(sinks.tableName, tableName), sql`${sinks.state} <> 'deleted'`))
-    if (existing) throw new ApiError(409, 'sink_exists', `${body.table} already has a sink (${existing.name}); a table has one sink at most`, { sink_id: existing.id })
+    if (existing)
+      throw new ApiError(409, 'sink_exists', `${body.table} already has a sink (${existing.name}); a table has one sink at most`, { sink_id: existing.id })
     checkPartitioning(table.metadata)
     checkColumnTypes(table.metadata)
     if (body.key) checkKey(table.metadata, body.key)
@@ -105,7 +109,13 @@ export const sinkRoutes = new Hono<AppEnv>()
       if (byName) throw new ApiError(409, 'sink_name_taken', `a sink named ${body.name} exists in this project`)
       throw new ApiError(409, 'sink_exists', `${body.table} already has a sink; a table has one sink at most`)
     }
-    await audit(db, { projectId: principal.projectId, actor: principal.keyId, action: 'sink.create', subject: id, details: { name: body.name, warehouse: w.name, table: body.table } })
+    await audit(db, {
+      projectId: principal.projectId,
+      actor: principal.keyId,
+      action: 'sink.create',
+      subject: id,
+      details: { name: body.name, warehouse: w.name, table: body.table },
+    })
     const [row] = await selectSinks(db, WHERE.one, [principal.projectId, id])
     const hint = docsHint(table.metadata, `${w.name}.${body.table}`)
     // The send key is answered once; only its SHA-256 is kept. No IAM write, no commit.
@@ -157,22 +167,39 @@ export const sinkRoutes = new Hono<AppEnv>()
     const keys: string[] = []
     for await (const o of s3.list(sinkPrefix(row.id))) if (intakeEntry(row.id, o.key)?.kind === 'batch') keys.push(o.key)
     await s3.deleteMany(keys)
-    await audit(db, { projectId: row.project_id, actor: c.var.principal.keyId, action: 'sink.delete', subject: row.id, details: { pending_batches_discarded: discarded.length, objects_deleted: keys.length } })
+    await audit(db, {
+      projectId: row.project_id,
+      actor: c.var.principal.keyId,
+      action: 'sink.delete',
+      subject: row.id,
+      details: { pending_batches_discarded: discarded.length, objects_deleted: keys.length },
+    })
     return c.json({ id: row.id, state: 'deleted', pending_batches_discarded: discarded.length }, 202)
   })
   .post('/v1/sinks/:sink/dedupe', requireKey('write'), async (c) => {
     const row = await findSink(c, c.req.param('sink'))
     if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is deleted`)
-    if (row.state !== 'active') throw new ApiError(409, 'sink_not_active', `sink ${row.name} is ${row.state}${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`)
+    if (row.state !== 'active')
+      throw new ApiError(409, 'sink_not_active', `sink ${row.name} is ${row.state}${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`)
     if (!row.key_columns) throw new ApiError(409, 'sink_not_keyed', `sink ${row.name} has no key; set one first (lhbox sink update ${row.name} --key col)`)
     const answer = (r: SinkRow) => c.json({ dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last } }, 202)
     if (row.dedupe_requested_at) return answer(row)
     // Only a dedupe that ran starts the hour; a refused one may be asked again at once.
     const lastAt = row.dedupe_last?.at && !row.dedupe_last.refused ? Date.parse(row.dedupe_last.at) : 0
     const wait = Math.ceil((lastAt + 3600_000 - Date.now()) / 1000)
-    if (wait > 0) throw new ApiError(409, 'dedupe_too_soon', `the last dedupe ran at ${row.dedupe_last.at}; the next may run an hour after it`, { retry_after_seconds: wait }, { 'Retry-After': String(wait) })
+    if (wait > 0)
+      throw new ApiError(
+        409,
+        'dedupe_too_soon',
+        `the last dedupe ran at ${row.dedupe_last.at}; the next may run an hour after it`,
+        { retry_after_seconds: wait },
+        { 'Retry-After': String(wait) },
+      )
     const db = await c.var.db()
-    await db.update(sinks).set({ dedupeRequestedAt: sql`now()` }).where(and(eq(sinks.id, row.id), isNull(sinks.dedupeRequestedAt)))
+    await db
+      .update(sinks)
+      .set({ dedupeRequestedAt: sql`now()` })
+      .where(and(eq(sinks.id, row.id), isNull(sinks.dedupeRequestedAt)))
     // Answered as GET shows it (microseconds), so a repeat answers the very same string.
     return answer(await findSink(c, row.id))
   })

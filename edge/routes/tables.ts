@@ -96,7 +96,14 @@ export const tableRoutes = new Hono<AppEnv>()
     }
     const { catalog } = await catalogOf(c, body.warehouse)
     try {
-      const table = await catalog.createTable([namespace], { name, schema: { fields }, partition, formatVersion: body.format_version, properties: body.properties, doc: body.doc })
+      const table = await catalog.createTable([namespace], {
+        name,
+        schema: { fields },
+        partition,
+        formatVersion: body.format_version,
+        properties: body.properties,
+        doc: body.doc,
+      })
       return c.json(tableView(body.warehouse, table), 201)
     } catch (err) {
       if (err instanceof PartitionSpecError) throw new ApiError(400, 'invalid_partition', err.message)

@@ -21,7 +21,14 @@ export const usageRoutes = new Hono<AppEnv>().get('/v1/usage', requireKey('read'
       batches: sum('batches'),
       rows_accepted: sum('rows_accepted'),
       rows_rejected: sum('rows_rejected'),
-      by_sink: rows.map((r: Record<string, unknown>) => ({ sink_id: r.sink_id, name: r.name, bytes: r.bytes, batches: r.batches, rows_accepted: r.rows_accepted, rows_rejected: r.rows_rejected })),
+      by_sink: rows.map((r: Record<string, unknown>) => ({
+        sink_id: r.sink_id,
+        name: r.name,
+        bytes: r.bytes,
+        batches: r.batches,
+        rows_accepted: r.rows_accepted,
+        rows_rejected: r.rows_rejected,
+      })),
       enforced: false,
     },
   })

@@ -141,18 +141,33 @@ export const utf8Decoder = new TextDecoder()
 function fits(schema: AvroSchema, value: unknown, named: Named): boolean {
   const s = resolve(schema, named)
   switch (typeName(s)) {
-    case 'null': return value === null || value === undefined
-    case 'boolean': return typeof value === 'boolean'
-    case 'int': return typeof value === 'number' && Number.isInteger(value)
-    case 'long': return typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value))
-    case 'float': case 'double': return typeof value === 'number'
-    case 'string': return typeof value === 'string'
-    case 'enum': return typeof value === 'string'
-    case 'bytes': case 'fixed': return value instanceof Uint8Array
-    case 'array': return Array.isArray(value)
-    case 'map': return value instanceof Map || (typeof value === 'object' && value !== null && !Array.isArray(value))
-    case 'record': case 'error': return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array)
-    default: return false
+    case 'null':
+      return value === null || value === undefined
+    case 'boolean':
+      return typeof value === 'boolean'
+    case 'int':
+      return typeof value === 'number' && Number.isInteger(value)
+    case 'long':
+      return typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value))
+    case 'float':
+    case 'double':
+      return typeof value === 'number'
+    case 'string':
+      return typeof value === 'string'
+    case 'enum':
+      return typeof value === 'string'
+    case 'bytes':
+    case 'fixed':
+      return value instanceof Uint8Array
+    case 'array':
+      return Array.isArray(value)
+    case 'map':
+      return value instanceof Map || (typeof value === 'object' && value !== null && !Array.isArray(value))
+    case 'record':
+    case 'error':
+      return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array)
+    default:
+      return false
   }
 }
 
@@ -333,16 +348,26 @@ export function decode(r: ByteReader, schema: AvroSchema, named: Named): unknown
     return decode(r, s[i], named)
   }
   switch (typeName(s)) {
-    case 'null': return null
-    case 'boolean': return r.byte() !== 0
-    case 'int': return r.int()
-    case 'long': return BigInt(r.long())
-    case 'float': return r.float()
-    case 'double': return r.double()
-    case 'string': return utf8Decoder.decode(r.bytes())
-    case 'bytes': return r.bytes().slice()
-    case 'fixed': return r.take((s as unknown as { size: number }).size).slice()
-    case 'enum': return (s as unknown as { symbols: string[] }).symbols[r.int()]
+    case 'null':
+      return null
+    case 'boolean':
+      return r.byte() !== 0
+    case 'int':
+      return r.int()
+    case 'long':
+      return BigInt(r.long())
+    case 'float':
+      return r.float()
+    case 'double':
+      return r.double()
+    case 'string':
+      return utf8Decoder.decode(r.bytes())
+    case 'bytes':
+      return r.bytes().slice()
+    case 'fixed':
+      return r.take((s as unknown as { size: number }).size).slice()
+    case 'enum':
+      return (s as unknown as { symbols: string[] }).symbols[r.int()]
     case 'array': {
       const out: unknown[] = []
       const items = (s as unknown as { items: AvroSchema }).items
@@ -380,4 +405,3 @@ export function decode(r: ByteReader, schema: AvroSchema, named: Named): unknown
       throw new AvroError(`unsupported Avro type ${typeName(s)}`)
   }
 }
-

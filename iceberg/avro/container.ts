@@ -30,8 +30,7 @@ async function pipe(data: Uint8Array, transform: TransformStream<Uint8Array, Uin
 }
 
 // Avro's "deflate" codec is raw DEFLATE (RFC 1951): no zlib header, no checksum.
-const compress = (data: Uint8Array, codec: AvroCodec) =>
-  codec === 'deflate' ? pipe(data, new CompressionStream('deflate-raw')) : Promise.resolve(data)
+const compress = (data: Uint8Array, codec: AvroCodec) => (codec === 'deflate' ? pipe(data, new CompressionStream('deflate-raw')) : Promise.resolve(data))
 
 async function decompress(data: Uint8Array, codec: string): Promise<Uint8Array> {
   if (codec === 'null') return data

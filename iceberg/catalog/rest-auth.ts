@@ -90,11 +90,12 @@ export class RestAuth {
       // reported below
     }
     if (!res.ok || typeof body.access_token !== 'string') {
-      const reason = typeof body.error === 'string'
-        ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
-        : typeof body.error === 'object' && body.error && typeof (body.error as { message?: unknown }).message === 'string'
-          ? (body.error as { message: string }).message
-          : text.slice(0, 200)
+      const reason =
+        typeof body.error === 'string'
+          ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
+          : typeof body.error === 'object' && body.error && typeof (body.error as { message?: unknown }).message === 'string'
+            ? (body.error as { message: string }).message
+            : text.slice(0, 200)
       throw new CatalogError(`OAuth2 token request to ${this.tokenUri} failed: ${res.status} ${reason}`)
     }
     const expiresIn = Number(body.expires_in)

@@ -12,8 +12,16 @@ import { assignFreshIds, parseMetadata } from '../spec/metadata.ts'
 import { buildPartitionSpec } from '../spec/partition.ts'
 import type { TableRequirement, TableUpdate } from '../spec/updates.ts'
 import {
-  CatalogError, CommitConflict, CommitStateUnknown, NoSuchNamespace, NoSuchTable, TableAlreadyExists,
-  type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier,
+  CatalogError,
+  CommitConflict,
+  CommitStateUnknown,
+  NoSuchNamespace,
+  NoSuchTable,
+  TableAlreadyExists,
+  type Catalog,
+  type CreateTableRequest,
+  type LoadedTable,
+  type TableIdentifier,
 } from './index.ts'
 import { RestAuth, type FetchLike } from './rest-auth.ts'
 

@@ -5,8 +5,16 @@ import type { FileIO } from '../io/file-io.ts'
 import { newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../spec/metadata.ts'
 import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../spec/updates.ts'
 import {
-  CatalogError, CommitConflict, CommitStateUnknown, NoSuchNamespace, NoSuchTable, TableAlreadyExists,
-  type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier,
+  CatalogError,
+  CommitConflict,
+  CommitStateUnknown,
+  NoSuchNamespace,
+  NoSuchTable,
+  TableAlreadyExists,
+  type Catalog,
+  type CreateTableRequest,
+  type LoadedTable,
+  type TableIdentifier,
 } from './index.ts'
 
 /** What the catalog needs of a Postgres client: pg's Pool/Client and neon's Client both fit. */

@@ -7,7 +7,22 @@ import { valueConverter, writeDefaultOf } from '../spec/values.ts'
 
 const utf8 = new TextEncoder()
 
-export enum Kind { Boolean, Int, Long, Float, Double, Decimal, Date, Timestamp, TimestampNs, String, Text, Values, NullOnly, Constant }
+export enum Kind {
+  Boolean,
+  Int,
+  Long,
+  Float,
+  Double,
+  Decimal,
+  Date,
+  Timestamp,
+  TimestampNs,
+  String,
+  Text,
+  Values,
+  NullOnly,
+  Constant,
+}
 
 export interface Column {
   field: NestedField
@@ -28,8 +43,16 @@ export interface Column {
 export function compileColumn(field: NestedField, formatVersion: 2 | 3, constants: Set<string>): Column {
   const convert = valueConverter(field.type, formatVersion)
   const col: Column = {
-    field, name: utf8.encode(field.name), kind: Kind.Values, required: field.required, zoned: false, precision: 0, scale: 0,
-    convert, writeDefault: writeDefaultOf(field, formatVersion), constant: undefined,
+    field,
+    name: utf8.encode(field.name),
+    kind: Kind.Values,
+    required: field.required,
+    zoned: false,
+    precision: 0,
+    scale: 0,
+    convert,
+    writeDefault: writeDefaultOf(field, formatVersion),
+    constant: undefined,
   }
   if (constants.has(field.name)) return { ...col, kind: Kind.Constant }
   if (typeof field.type !== 'string') return col
@@ -39,17 +62,30 @@ export function compileColumn(field: NestedField, formatVersion: 2 | 3, constant
   const decimal = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/.exec(t)
   if (decimal) return { ...col, kind: Kind.Decimal, precision: Number(decimal[1]), scale: Number(decimal[2]) }
   switch (t) {
-    case 'boolean': return { ...col, kind: Kind.Boolean }
-    case 'int': return { ...col, kind: Kind.Int }
-    case 'long': return { ...col, kind: Kind.Long }
-    case 'float': return { ...col, kind: Kind.Float }
-    case 'double': return { ...col, kind: Kind.Double }
-    case 'date': return { ...col, kind: Kind.Date }
-    case 'timestamp': case 'timestamptz': return { ...col, kind: Kind.Timestamp, zoned: t === 'timestamptz' }
-    case 'timestamp_ns': case 'timestamptz_ns':
+    case 'boolean':
+      return { ...col, kind: Kind.Boolean }
+    case 'int':
+      return { ...col, kind: Kind.Int }
+    case 'long':
+      return { ...col, kind: Kind.Long }
+    case 'float':
+      return { ...col, kind: Kind.Float }
+    case 'double':
+      return { ...col, kind: Kind.Double }
+    case 'date':
+      return { ...col, kind: Kind.Date }
+    case 'timestamp':
+    case 'timestamptz':
+      return { ...col, kind: Kind.Timestamp, zoned: t === 'timestamptz' }
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       return formatVersion === 3 ? { ...col, kind: Kind.TimestampNs, zoned: t === 'timestamptz_ns' } : { ...col, kind: Kind.NullOnly }
-    case 'string': return { ...col, kind: Kind.String }
-    case 'time': case 'uuid': case 'binary': return { ...col, kind: Kind.Text }
+    case 'string':
+      return { ...col, kind: Kind.String }
+    case 'time':
+    case 'uuid':
+    case 'binary':
+      return { ...col, kind: Kind.Text }
     default:
       return t.startsWith('fixed[') ? { ...col, kind: Kind.Text } : col // geometry and the rest: the converter, on parsed JSON
   }
@@ -57,6 +93,17 @@ export function compileColumn(field: NestedField, formatVersion: 2 | 3, constant
 
 /** unknown, geography, variant, v3 types on v2: every probe is refused. */
 function refusesEverything(convert: (v: unknown) => Value | undefined): boolean {
-  const probes: unknown[] = [true, 'x', new LosslessNumber('1'), {}, [], '2026-01-01', '00:00:00', '2026-01-01T00:00:00Z', 'AAAA', { type: 'Point', coordinates: [0, 0] }]
+  const probes: unknown[] = [
+    true,
+    'x',
+    new LosslessNumber('1'),
+    {},
+    [],
+    '2026-01-01',
+    '00:00:00',
+    '2026-01-01T00:00:00Z',
+    'AAAA',
+    { type: 'Point', coordinates: [0, 0] },
+  ]
   return probes.every((p) => convert(p) === undefined)
 }

@@ -82,7 +82,7 @@ export function readValue(c: Cursor, col: Column, b: ColumnBuilder, t: Instant):
     case Kind.TimestampNs: {
       const s = c.asciiString()
       if (s < 0) return textual(c, col, b, s)
-        // a microsecond column refuses a finer fraction unless it is zeros: the reference says why
+      // a microsecond column refuses a finer fraction unless it is zeros: the reference says why
       if (!timestampAt(c.buf, s, c.pos - 1, col.zoned, t) || (col.kind === Kind.Timestamp && t.nanos % 1000 !== 0)) return textual(c, col, b, s)
       if (col.kind === Kind.Timestamp && Math.abs(t.seconds) < MAX_SAFE_SECONDS) {
         b.appendSafeInt64(t.seconds * 1_000_000 + Math.floor(t.nanos / 1000))

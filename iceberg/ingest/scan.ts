@@ -50,7 +50,10 @@ export interface ScannedBatch {
 /** The batch cannot be read at all: not UTF-8, or a line that is not JSON (the reason is the parser's). */
 export class BatchUnreadable extends Error {
   /** `lines`: the batch's non-blank lines; null when it is not text at all */
-  constructor(message: string, readonly lines: number | null) {
+  constructor(
+    message: string,
+    readonly lines: number | null,
+  ) {
     super(message)
     this.name = 'BatchUnreadable'
   }
@@ -75,7 +78,10 @@ export class Scanner {
   private readonly c = new Cursor()
   private readonly instant: Instant = { seconds: 0, nanos: 0 }
 
-  constructor(private readonly schema: Schema, opts: ScanOptions) {
+  constructor(
+    private readonly schema: Schema,
+    opts: ScanOptions,
+  ) {
     this.formatVersion = opts.formatVersion
     const constants = new Set(opts.constants ?? [])
     this.fields = schema.fields
@@ -258,5 +264,4 @@ export class Scanner {
       return false
     }
   }
-
 }

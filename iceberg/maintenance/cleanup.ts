@@ -14,8 +14,15 @@ import { parseS3Location, S3FileIO, type FileIO } from '../io/file-io.ts'
 import type { TableMetadata } from '../spec/metadata.ts'
 import type { LoadedTable } from '../catalog/index.ts'
 import {
-  forEachLimit, isNotFound, locationKey, ManifestCache, snapshotManifests, statisticsFiles, walkReachable,
-  type FileKind, type ReachedFile,
+  forEachLimit,
+  isNotFound,
+  locationKey,
+  ManifestCache,
+  snapshotManifests,
+  statisticsFiles,
+  walkReachable,
+  type FileKind,
+  type ReachedFile,
 } from './reachable.ts'
 
 export interface ListedObject {
@@ -76,7 +83,9 @@ export async function deleteUnreachable(before: TableMetadata, after: LoadedTabl
 
   const keptIds = new Set(after.metadata.snapshots.map((s) => s['snapshot-id']))
   const gone = before.snapshots.filter((s) => !keptIds.has(s['snapshot-id']))
-  const droppedLog = before['metadata-log'].filter((e) => !after.metadata['metadata-log'].some((x) => locationKey(x['metadata-file']) === locationKey(e['metadata-file'])))
+  const droppedLog = before['metadata-log'].filter(
+    (e) => !after.metadata['metadata-log'].some((x) => locationKey(x['metadata-file']) === locationKey(e['metadata-file'])),
+  )
   const orphans = opts.orphanOlderThanMs !== undefined
   if (gone.length === 0 && droppedLog.length === 0 && !orphans) return result
 

@@ -46,7 +46,11 @@ export interface CompactResult {
   table: LoadedTable
 }
 
-interface Output { specId: number; dataFile: DataFile; inputs: LiveEntry[] }
+interface Output {
+  specId: number
+  dataFile: DataFile
+  inputs: LiveEntry[]
+}
 
 const dirOf = (path: string) => path.slice(0, path.lastIndexOf('/'))
 
@@ -64,12 +68,20 @@ function candidates(table: LoadedTable, files: TableFiles, target: number, minIn
     if (v3 && (f.firstRowId === null || f.firstRowId === undefined)) continue
     groups.set(key, [...(groups.get(key) ?? []), x])
   }
-  const bySeq = (a: LiveEntry, b: LiveEntry) => (a.entry.sequenceNumber! < b.entry.sequenceNumber! ? -1 : a.entry.sequenceNumber! > b.entry.sequenceNumber! ? 1 : 0)
+  const bySeq = (a: LiveEntry, b: LiveEntry) =>
+    a.entry.sequenceNumber! < b.entry.sequenceNumber! ? -1 : a.entry.sequenceNumber! > b.entry.sequenceNumber! ? 1 : 0
   return [...groups.values()].filter((g) => g.length >= minInputs).map((g) => g.sort(bySeq))
 }
 
 /** Reads, bins and writes the merged files of one partition; returns the outputs. */
-async function compactPartition(table: LoadedTable, group: LiveEntry[], target: number, run: string, counter: { n: number }, written: string[]): Promise<Output[]> {
+async function compactPartition(
+  table: LoadedTable,
+  group: LiveEntry[],
+  target: number,
+  run: string,
+  counter: { n: number },
+  written: string[],
+): Promise<Output[]> {
   const v3 = table.metadata['format-version'] === 3
   const types = primitiveTypes([currentSchema(table.metadata), ...table.metadata.schemas])
   const outputs: Output[] = []
@@ -82,7 +94,8 @@ async function compactPartition(table: LoadedTable, group: LiveEntry[], target: 
     const merged = concatParquet(bin.inputs, { lineage: v3 })
     const files = bin.inputs.map((i) => i.live.entry.dataFile)
     const metrics = mergeMetrics(files, types)
-    if (merged.rowCount !== BigInt(metrics.recordCount)) throw new Error(`compaction row count mismatch: ${merged.rowCount} rows written, ${metrics.recordCount} expected`)
+    if (merged.rowCount !== BigInt(metrics.recordCount))
+      throw new Error(`compaction row count mismatch: ${merged.rowCount} rows written, ${metrics.recordCount} expected`)
     const first = files[0]
     const filePath = `${dirOf(first.filePath)}/${run}-${String(counter.n++).padStart(5, '0')}-compacted.parquet`
     written.push(filePath)
@@ -92,8 +105,13 @@ async function compactPartition(table: LoadedTable, group: LiveEntry[], target: 
       specId: bin.inputs[0].live.manifest.partitionSpecId,
       inputs: bin.inputs.map((i) => i.live),
       dataFile: {
-        content: 0, filePath, fileFormat: 'PARQUET', partition: first.partition,
-        ...metrics, fileSizeInBytes: merged.bytes.length, splitOffsets: merged.splitOffsets,
+        content: 0,
+        filePath,
+        fileFormat: 'PARQUET',
+        partition: first.partition,
+        ...metrics,
+        fileSizeInBytes: merged.bytes.length,
+        splitOffsets: merged.splitOffsets,
         sortOrderId: sortOrders.size === 1 ? [...sortOrders][0] : null,
       },
     })
@@ -170,7 +188,8 @@ export async function compactTable(catalog: Catalog, table: LoadedTable, opts: C
           written,
           validate: (now) => {
             for (const x of now.deletes) {
-              if (touched.has(partitionKey(x.manifest.partitionSpecId, x.entry.dataFile.partition))) throw new PlanStale('a delete file now applies to a partition being compacted')
+              if (touched.has(partitionKey(x.manifest.partitionSpecId, x.entry.dataFile.partition)))
+                throw new PlanStale('a delete file now applies to a partition being compacted')
             }
           },
         })

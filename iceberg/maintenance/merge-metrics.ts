@@ -18,13 +18,20 @@ export function primitiveTypes(schemas: Schema[]): Map<number, Primitive> {
   const visit = (id: number, t: IcebergType) => {
     if (isPrimitive(t)) {
       if (!out.has(id)) {
-        try { out.set(id, parsePrimitive(t)) } catch { /* an unknown type gets no bounds */ }
+        try {
+          out.set(id, parsePrimitive(t))
+        } catch {
+          /* an unknown type gets no bounds */
+        }
       }
       return
     }
     if (t.type === 'struct') t.fields.forEach((f: NestedField) => visit(f.id, f.type))
     else if (t.type === 'list') visit(t['element-id'], t.element)
-    else { visit(t['key-id'], t.key); visit(t['value-id'], t.value) }
+    else {
+      visit(t['key-id'], t.key)
+      visit(t['value-id'], t.value)
+    }
   }
   for (const s of schemas) s.fields.forEach((f) => visit(f.id, f.type))
   return out
@@ -36,13 +43,20 @@ export function decodeBound(type: Primitive, b: Uint8Array): Value | undefined {
   switch (type.kind) {
     case 'boolean':
       return b.length === 1 ? b[0] !== 0 : undefined
-    case 'int': case 'date': case 'long': case 'time':
-    case 'timestamp': case 'timestamptz': case 'timestamp_ns': case 'timestamptz_ns':
+    case 'int':
+    case 'date':
+    case 'long':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       // A promoted column (int → long, date → timestamp) keeps its 4-byte bounds.
       if (b.length === 4) return BigInt(view.getInt32(0, true))
       if (b.length === 8) return view.getBigInt64(0, true)
       return undefined
-    case 'float': case 'double':
+    case 'float':
+    case 'double':
       if (b.length === 4) return view.getFloat32(0, true)
       if (b.length === 8) return view.getFloat64(0, true)
       return undefined
@@ -52,7 +66,10 @@ export function decodeBound(type: Primitive, b: Uint8Array): Value | undefined {
       for (const byte of b) x = (x << 8n) | BigInt(byte)
       return BigInt.asIntN(b.length * 8, x)
     }
-    case 'string': case 'uuid': case 'fixed': case 'binary':
+    case 'string':
+    case 'uuid':
+    case 'fixed':
+    case 'binary':
       return b // UTF-8 byte order is code point order
     default:
       return undefined // geometry, geography (bounding boxes), variant, unknown
@@ -74,7 +91,10 @@ function sumCounts(files: DataFile[], pick: (f: DataFile) => Map<number, Count> 
   const out = new Map<number, Count>()
   for (const id of ids) {
     if (!maps.every((m) => m!.has(id))) continue
-    out.set(id, maps.reduce((n, m) => n + BigInt(m!.get(id)!), 0n))
+    out.set(
+      id,
+      maps.reduce((n, m) => n + BigInt(m!.get(id)!), 0n),
+    )
   }
   return out
 }
@@ -104,7 +124,10 @@ function mergeBounds(files: DataFile[], types: Map<number, Primitive>, upper: bo
         if (!onlyNullsAndNaNs(f, id)) ok = false
         return
       }
-      if (best === undefined) { best = b; return }
+      if (best === undefined) {
+        best = b
+        return
+      }
       const c = compareBound(type, b, best)
       if (c === undefined) ok = false
       else if (upper ? c > 0 : c < 0) best = b

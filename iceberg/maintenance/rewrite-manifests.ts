@@ -43,7 +43,10 @@ export interface RewriteManifestsResult {
   entries: number
 }
 
-interface Group { specId: number; entries: LiveEntry[] }
+interface Group {
+  specId: number
+  entries: LiveEntry[]
+}
 
 const liveCount = (m: ManifestFile) => (m.addedFilesCount ?? 0) + (m.existingFilesCount ?? 0)
 
@@ -101,7 +104,10 @@ function formatOf(meta: TableMetadata): 2 | 3 {
 }
 
 /** Java's BaseRewriteManifests summary; totals carried from the parent (no file changed). */
-export function rewriteManifestsSummary(parent: Snapshot | undefined, counts: { created: number; kept: number; replaced: number; entries: number }): SnapshotSummary {
+export function rewriteManifestsSummary(
+  parent: Snapshot | undefined,
+  counts: { created: number; kept: number; replaced: number; entries: number },
+): SnapshotSummary {
   const summary: SnapshotSummary = {
     operation: 'replace',
     'manifests-created': String(counts.created),
@@ -121,16 +127,32 @@ export function rewriteManifestsSummary(parent: Snapshot | undefined, counts: { 
  * Writes each group as one manifest; one over the target is split into ceil(size / target) manifests
  * of equal entry counts (Java's rolling writer cuts at the target instead; the result is as many).
  */
-async function writeGroups(base: LoadedTable, groups: Group[], target: number, snapshotId: bigint, commitUuid: string, written: string[]): Promise<ManifestFile[]> {
+async function writeGroups(
+  base: LoadedTable,
+  groups: Group[],
+  target: number,
+  snapshotId: bigint,
+  commitUuid: string,
+  written: string[],
+): Promise<ManifestFile[]> {
   const out: ManifestFile[] = []
   let n = 0
   for (const g of groups) {
     const sorted = [...g.entries].sort(byPartition)
-    const write = (slice: LiveEntry[]) => writeManifest({
-      formatVersion: formatOf(base.metadata), ...specAndSchema(base.metadata, g.specId), snapshotId,
-      manifestPath: manifestLocation(base.metadata, commitUuid, n++),
-      entries: slice.map(({ entry: e }) => ({ status: EXISTING, snapshotId: e.snapshotId, sequenceNumber: e.sequenceNumber, fileSequenceNumber: e.fileSequenceNumber, dataFile: e.dataFile })),
-    })
+    const write = (slice: LiveEntry[]) =>
+      writeManifest({
+        formatVersion: formatOf(base.metadata),
+        ...specAndSchema(base.metadata, g.specId),
+        snapshotId,
+        manifestPath: manifestLocation(base.metadata, commitUuid, n++),
+        entries: slice.map(({ entry: e }) => ({
+          status: EXISTING,
+          snapshotId: e.snapshotId,
+          sequenceNumber: e.sequenceNumber,
+          fileSequenceNumber: e.fileSequenceNumber,
+          dataFile: e.dataFile,
+        })),
+      })
     const whole = await write(sorted)
     let parts = [whole]
     if (whole.bytes.length > target) {
@@ -181,8 +203,16 @@ export async function rewriteManifests(catalog: Catalog, table: LoadedTable, opt
         const { groups, replaced, dropped } = planManifestRewrite(files, target)
         if (groups.length === 0 && dropped.length === 0) return null
         const p: RewritePlan = {
-          base, files, replaced, dropped, created: [], entries: groups.reduce((n, g) => n + g.entries.length, 0),
-          snapshotId: newSnapshotId(), commitUuid: crypto.randomUUID(), written: [], kept: 0,
+          base,
+          files,
+          replaced,
+          dropped,
+          created: [],
+          entries: groups.reduce((n, g) => n + g.entries.length, 0),
+          snapshotId: newSnapshotId(),
+          commitUuid: crypto.randomUUID(),
+          written: [],
+          kept: 0,
         }
         try {
           p.created = await writeGroups(base, groups, target, p.snapshotId, p.commitUuid, p.written)
@@ -210,13 +240,22 @@ export async function rewriteManifests(catalog: Catalog, table: LoadedTable, opt
         p.kept = keep.length
         const plan = planSnapshot(fresh.metadata, { snapshotId: p.snapshotId })
         const list = await writeManifestList({
-          formatVersion: formatOf(fresh.metadata), snapshotId: p.snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId,
+          formatVersion: formatOf(fresh.metadata),
+          snapshotId: p.snapshotId,
+          parentSnapshotId: plan.parentSnapshotId,
+          sequenceNumber: plan.sequenceNumber,
+          firstRowId: plan.firstRowId,
           manifests: [...p.created, ...keep, ...listed.filter((m) => m.content !== 0 && hasLiveFiles(m))],
         })
         const listPath = manifestListLocation(fresh.metadata, p.snapshotId, p.commitUuid, attempt)
         p.written.push(listPath)
         await fresh.io.write(listPath, list.bytes, 'application/octet-stream')
-        const summary = rewriteManifestsSummary(currentSnapshot(fresh.metadata), { created: p.created.length, kept: p.kept, replaced: p.replaced.size + p.dropped.length, entries: p.entries })
+        const summary = rewriteManifestsSummary(currentSnapshot(fresh.metadata), {
+          created: p.created.length,
+          kept: p.kept,
+          replaced: p.replaced.size + p.dropped.length,
+          entries: p.entries,
+        })
         return commitChanges(fresh.metadata, appendSnapshot(plan, { manifestList: listPath, summary, addedRows: list.addedRows }), plan.branch)
       },
       snapshotId: (p) => p.snapshotId,
@@ -226,5 +265,12 @@ export async function rewriteManifests(catalog: Catalog, table: LoadedTable, opt
   )
   if (!done) return null
   const p = done.plan
-  return { snapshotId: p.snapshotId, table: done.table, created: p.created.length, replaced: p.replaced.size + p.dropped.length, kept: p.kept, entries: p.entries }
+  return {
+    snapshotId: p.snapshotId,
+    table: done.table,
+    created: p.created.length,
+    replaced: p.replaced.size + p.dropped.length,
+    kept: p.kept,
+    entries: p.entries,
+  }
 }

@@ -85,11 +85,13 @@ export async function writeManifestList(input: ManifestListInput): Promise<Writt
     const out = { ...m }
     if (out.sequenceNumber === null) {
       // Only a manifest written by this very commit may be unassigned (PyIceberg and Java check the same).
-      if (out.addedSnapshotId !== snapshotId) throw new ManifestListError(`manifest ${m.manifestPath} from snapshot ${m.addedSnapshotId} has no sequence number`)
+      if (out.addedSnapshotId !== snapshotId)
+        throw new ManifestListError(`manifest ${m.manifestPath} from snapshot ${m.addedSnapshotId} has no sequence number`)
       out.sequenceNumber = sequenceNumber
     }
     if (out.minSequenceNumber === null) {
-      if (out.addedSnapshotId !== snapshotId) throw new ManifestListError(`manifest ${m.manifestPath} from snapshot ${m.addedSnapshotId} has no min sequence number`)
+      if (out.addedSnapshotId !== snapshotId)
+        throw new ManifestListError(`manifest ${m.manifestPath} from snapshot ${m.addedSnapshotId} has no min sequence number`)
       out.minSequenceNumber = sequenceNumber
     }
     // Spec "First Row ID Assignment": each unassigned data manifest starts where the previous one's
@@ -115,12 +117,13 @@ export async function writeManifestList(input: ManifestListInput): Promise<Writt
       added_rows_count: need(m.addedRowsCount, 'added_rows_count'),
       existing_rows_count: need(m.existingRowsCount, 'existing_rows_count'),
       deleted_rows_count: need(m.deletedRowsCount, 'deleted_rows_count'),
-      partitions: m.partitions?.map((p) => ({
-        contains_null: p.containsNull,
-        contains_nan: p.containsNan,
-        lower_bound: p.lowerBound,
-        upper_bound: p.upperBound,
-      })) ?? null,
+      partitions:
+        m.partitions?.map((p) => ({
+          contains_null: p.containsNull,
+          contains_nan: p.containsNan,
+          lower_bound: p.lowerBound,
+          upper_bound: p.upperBound,
+        })) ?? null,
       key_metadata: m.keyMetadata,
     }
     if (formatVersion === 3) r.first_row_id = m.firstRowId
@@ -154,7 +157,7 @@ export async function readManifestList(bytes: Uint8Array): Promise<ReadManifestL
   })()
   const get = (rec: Record<string, unknown>, id: number, map = names): unknown => {
     const name = map.get(id)
-    return name === undefined ? null : rec[name] ?? null
+    return name === undefined ? null : (rec[name] ?? null)
   }
   const manifests = file.records.map((r): ManifestFile => {
     const rec = r as Record<string, unknown>
@@ -173,12 +176,13 @@ export async function readManifestList(bytes: Uint8Array): Promise<ReadManifestL
       addedRowsCount: get(rec, 512) as bigint | null,
       existingRowsCount: get(rec, 513) as bigint | null,
       deletedRowsCount: get(rec, 514) as bigint | null,
-      partitions: partitions?.map((p) => ({
-        containsNull: get(p, 509, summaryNames) as boolean,
-        containsNan: get(p, 518, summaryNames) as boolean | null,
-        lowerBound: get(p, 510, summaryNames) as Uint8Array | null,
-        upperBound: get(p, 511, summaryNames) as Uint8Array | null,
-      })) ?? null,
+      partitions:
+        partitions?.map((p) => ({
+          containsNull: get(p, 509, summaryNames) as boolean,
+          containsNan: get(p, 518, summaryNames) as boolean | null,
+          lowerBound: get(p, 510, summaryNames) as Uint8Array | null,
+          upperBound: get(p, 511, summaryNames) as Uint8Array | null,
+        })) ?? null,
       keyMetadata: get(rec, 519) as Uint8Array | null,
       firstRowId: get(rec, 520) as bigint | null,
     }

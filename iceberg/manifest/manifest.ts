@@ -178,8 +178,12 @@ export async function writeManifest(input: ManifestInput): Promise<WrittenManife
   const content = input.content ?? 'data'
   const pfields = partitionType(spec, schema)
   const avroSchema = manifestEntrySchema(formatVersion, pfields)
-  let added = 0, existing = 0, deleted = 0
-  let addedRows = 0n, existingRows = 0n, deletedRows = 0n
+  let added = 0,
+    existing = 0,
+    deleted = 0
+  let addedRows = 0n,
+    existingRows = 0n,
+    deletedRows = 0n
   let minSeq: bigint | null = null
   const records = input.entries.map((e, i) => {
     const status = e.status ?? ADDED
@@ -190,9 +194,16 @@ export async function writeManifest(input: ManifestInput): Promise<WrittenManife
     }
     if (content === 'data' && (e.dataFile.content ?? 0) !== 0) throw new ManifestError(`entry ${i}: a data manifest holds only data files`)
     const rows = BigInt(e.dataFile.recordCount)
-    if (status === ADDED) { added++; addedRows += rows }
-    else if (status === EXISTING) { existing++; existingRows += rows }
-    else { deleted++; deletedRows += rows }
+    if (status === ADDED) {
+      added++
+      addedRows += rows
+    } else if (status === EXISTING) {
+      existing++
+      existingRows += rows
+    } else {
+      deleted++
+      deletedRows += rows
+    }
     if (status !== DELETED && seq !== null && (minSeq === null || seq < minSeq)) minSeq = seq
     return {
       status,
@@ -228,7 +239,10 @@ export async function writeManifest(input: ManifestInput): Promise<WrittenManife
     addedRowsCount: addedRows,
     existingRowsCount: existingRows,
     deletedRowsCount: deletedRows,
-    partitions: partitionSummaries(pfields, input.entries.map((e) => e.dataFile.partition)),
+    partitions: partitionSummaries(
+      pfields,
+      input.entries.map((e) => e.dataFile.partition),
+    ),
     keyMetadata: null,
     firstRowId: null,
   }
@@ -256,7 +270,7 @@ function getter(schema: AvroSchema | undefined) {
   const names = schema ? fieldNamesById(schema) : new Map<number, string>()
   return (rec: Rec, id: number): unknown => {
     const name = names.get(id)
-    return name === undefined ? null : rec[name] ?? null
+    return name === undefined ? null : (rec[name] ?? null)
   }
 }
 

@@ -17,18 +17,24 @@ function field(id: number, name: string, type: AvroSchema, required: boolean, do
 }
 
 function intMap(name: string, id: number, keyId: number, valueId: number, value: AvroSchema, doc: string): AvroField {
-  return field(id, name, {
-    type: 'array',
-    items: {
-      type: 'record',
-      name: `k${keyId}_v${valueId}`,
-      fields: [
-        { name: 'key', type: 'int', 'field-id': keyId },
-        { name: 'value', type: value, 'field-id': valueId },
-      ],
+  return field(
+    id,
+    name,
+    {
+      type: 'array',
+      items: {
+        type: 'record',
+        name: `k${keyId}_v${valueId}`,
+        fields: [
+          { name: 'key', type: 'int', 'field-id': keyId },
+          { name: 'value', type: value, 'field-id': valueId },
+        ],
+      },
+      logicalType: 'map',
     },
-    logicalType: 'map',
-  }, false, doc)
+    false,
+    doc,
+  )
 }
 
 const list = (elementId: number, items: AvroSchema): AvroSchema => ({ type: 'array', items, 'element-id': elementId })
@@ -46,20 +52,43 @@ export function avroPrimitive(type: PrimitiveTypeName, defined: Set<string>): Av
     return { ...schema, name }
   }
   switch (p.kind) {
-    case 'boolean': case 'int': case 'long': case 'float': case 'double': case 'string': return p.kind
-    case 'binary': case 'geometry': case 'geography': case 'variant': return 'bytes'
-    case 'unknown': return 'null'
-    case 'date': return { type: 'int', logicalType: 'date' }
-    case 'time': return { type: 'long', logicalType: 'time-micros' }
-    case 'timestamp': return { type: 'long', logicalType: 'timestamp-micros', 'adjust-to-utc': false }
-    case 'timestamptz': return { type: 'long', logicalType: 'timestamp-micros', 'adjust-to-utc': true }
-    case 'timestamp_ns': return { type: 'long', logicalType: 'timestamp-nanos', 'adjust-to-utc': false }
-    case 'timestamptz_ns': return { type: 'long', logicalType: 'timestamp-nanos', 'adjust-to-utc': true }
-    case 'uuid': return named('uuid_fixed', { type: 'fixed', size: 16, logicalType: 'uuid' })
-    case 'fixed': return named(`fixed_${p.length}`, { type: 'fixed', size: p.length })
+    case 'boolean':
+    case 'int':
+    case 'long':
+    case 'float':
+    case 'double':
+    case 'string':
+      return p.kind
+    case 'binary':
+    case 'geometry':
+    case 'geography':
+    case 'variant':
+      return 'bytes'
+    case 'unknown':
+      return 'null'
+    case 'date':
+      return { type: 'int', logicalType: 'date' }
+    case 'time':
+      return { type: 'long', logicalType: 'time-micros' }
+    case 'timestamp':
+      return { type: 'long', logicalType: 'timestamp-micros', 'adjust-to-utc': false }
+    case 'timestamptz':
+      return { type: 'long', logicalType: 'timestamp-micros', 'adjust-to-utc': true }
+    case 'timestamp_ns':
+      return { type: 'long', logicalType: 'timestamp-nanos', 'adjust-to-utc': false }
+    case 'timestamptz_ns':
+      return { type: 'long', logicalType: 'timestamp-nanos', 'adjust-to-utc': true }
+    case 'uuid':
+      return named('uuid_fixed', { type: 'fixed', size: 16, logicalType: 'uuid' })
+    case 'fixed':
+      return named(`fixed_${p.length}`, { type: 'fixed', size: p.length })
     case 'decimal':
       return named(`decimal_${p.precision}_${p.scale}`, {
-        type: 'fixed', size: decimalRequiredBytes(p.precision), logicalType: 'decimal', precision: p.precision, scale: p.scale,
+        type: 'fixed',
+        size: decimalRequiredBytes(p.precision),
+        logicalType: 'decimal',
+        precision: p.precision,
+        scale: p.scale,
       })
   }
 }

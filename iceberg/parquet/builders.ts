@@ -17,22 +17,37 @@ export function layoutOf(type: IcebergType): { layout: Layout; width: number; pr
   if (!isPrimitive(type)) return { layout: 'values', width: 0, primitive: null }
   const p = parsePrimitive(type)
   switch (p.kind) {
-    case 'boolean': return { layout: 'BOOLEAN', width: 1, primitive: p }
-    case 'int': case 'date': return { layout: 'INT32', width: 4, primitive: p }
-    case 'long': case 'time': case 'timestamp': case 'timestamptz': case 'timestamp_ns': case 'timestamptz_ns':
+    case 'boolean':
+      return { layout: 'BOOLEAN', width: 1, primitive: p }
+    case 'int':
+    case 'date':
+      return { layout: 'INT32', width: 4, primitive: p }
+    case 'long':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       return { layout: 'INT64', width: 8, primitive: p }
-    case 'float': return { layout: 'FLOAT', width: 4, primitive: p }
-    case 'double': return { layout: 'DOUBLE', width: 8, primitive: p }
+    case 'float':
+      return { layout: 'FLOAT', width: 4, primitive: p }
+    case 'double':
+      return { layout: 'DOUBLE', width: 8, primitive: p }
     case 'decimal':
       if (p.precision <= 9) return { layout: 'INT32', width: 4, primitive: p }
       if (p.precision <= 18) return { layout: 'INT64', width: 8, primitive: p }
       return { layout: 'FIXED_LEN_BYTE_ARRAY', width: decimalRequiredBytes(p.precision), primitive: p }
-    case 'string': case 'binary': return { layout: 'BYTE_ARRAY', width: 0, primitive: p }
-    case 'uuid': return { layout: 'FIXED_LEN_BYTE_ARRAY', width: 16, primitive: p }
-    case 'fixed': return { layout: 'FIXED_LEN_BYTE_ARRAY', width: p.length, primitive: p }
+    case 'string':
+    case 'binary':
+      return { layout: 'BYTE_ARRAY', width: 0, primitive: p }
+    case 'uuid':
+      return { layout: 'FIXED_LEN_BYTE_ARRAY', width: 16, primitive: p }
+    case 'fixed':
+      return { layout: 'FIXED_LEN_BYTE_ARRAY', width: p.length, primitive: p }
     // geometry is WKB bytes but keeps its logical type and statistics rules in the general writer;
     // unknown, geography and variant hold only nulls here.
-    default: return { layout: 'values', width: 0, primitive: p }
+    default:
+      return { layout: 'values', width: 0, primitive: p }
   }
 }
 
@@ -57,7 +72,12 @@ export class ColumnBuilder {
   private values: Value[] = []
 
   /** `capacity`: the rows expected (a batch's line count), so the buffers rarely grow. */
-  constructor(readonly layout: Layout, readonly width: number, readonly primitive: Primitive | null, capacity = INITIAL) {
+  constructor(
+    readonly layout: Layout,
+    readonly width: number,
+    readonly primitive: Primitive | null,
+    capacity = INITIAL,
+  ) {
     const w = layout === 'BYTE_ARRAY' || layout === 'values' ? 0 : width
     // at least 8 bytes a value: the typed views over `bytes` need whole elements
     this.bytes = new Uint8Array(Math.max(capacity, 1) * Math.max(w, 8))
@@ -254,13 +274,23 @@ export class ColumnBuilder {
     const n = this.count
     const bytes = this.bytes.buffer
     switch (this.layout) {
-      case 'BOOLEAN': return { kind: 'flat', present, count: n, data: { physical: 'BOOLEAN', values: this.bytes.subarray(0, n) } }
-      case 'INT32': return { kind: 'flat', present, count: n, data: { physical: 'INT32', values: new Int32Array(bytes, 0, n) } }
-      case 'INT64': return { kind: 'flat', present, count: n, data: { physical: 'INT64', values: new BigInt64Array(bytes, 0, n) } }
-      case 'FLOAT': return { kind: 'flat', present, count: n, data: { physical: 'FLOAT', values: new Float32Array(bytes, 0, n) } }
-      case 'DOUBLE': return { kind: 'flat', present, count: n, data: { physical: 'DOUBLE', values: new Float64Array(bytes, 0, n) } }
+      case 'BOOLEAN':
+        return { kind: 'flat', present, count: n, data: { physical: 'BOOLEAN', values: this.bytes.subarray(0, n) } }
+      case 'INT32':
+        return { kind: 'flat', present, count: n, data: { physical: 'INT32', values: new Int32Array(bytes, 0, n) } }
+      case 'INT64':
+        return { kind: 'flat', present, count: n, data: { physical: 'INT64', values: new BigInt64Array(bytes, 0, n) } }
+      case 'FLOAT':
+        return { kind: 'flat', present, count: n, data: { physical: 'FLOAT', values: new Float32Array(bytes, 0, n) } }
+      case 'DOUBLE':
+        return { kind: 'flat', present, count: n, data: { physical: 'DOUBLE', values: new Float64Array(bytes, 0, n) } }
       case 'BYTE_ARRAY':
-        return { kind: 'flat', present, count: n, data: { physical: 'BYTE_ARRAY', offsets: this.offsets.subarray(0, n + 1), bytes: this.data.subarray(0, this.dataLength) } }
+        return {
+          kind: 'flat',
+          present,
+          count: n,
+          data: { physical: 'BYTE_ARRAY', offsets: this.offsets.subarray(0, n + 1), bytes: this.data.subarray(0, this.dataLength) },
+        }
       case 'FIXED_LEN_BYTE_ARRAY':
         return { kind: 'flat', present, count: n, data: { physical: 'FIXED_LEN_BYTE_ARRAY', width: this.width, bytes: this.bytes.subarray(0, n * this.width) } }
     }

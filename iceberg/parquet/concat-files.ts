@@ -40,7 +40,7 @@ export interface ParquetFooter {
   rowGroups: TStruct[]
 }
 
-const list = (s: TStruct, id: number): TStruct[] => ((field<TList>(s, id)?.items ?? []) as TStruct[])
+const list = (s: TStruct, id: number): TStruct[] => (field<TList>(s, id)?.items ?? []) as TStruct[]
 const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('')
 
 /** Our lineage schema elements: optional int64 with the reserved field ids. */
@@ -85,10 +85,7 @@ export function mergeKey(footer: ParquetFooter, lineage: boolean): string {
   if (footer.lineageColumns < 0) throw new NotMergeable('the file has lineage columns of another form')
   const schema = lineage ? footer.baseSchema : list(footer.meta, 2)
   const kv = field<TList>(footer.meta, 5)
-  return hex(writeThriftStruct([
-    { id: 1, type: T.LIST, value: { elemType: T.STRUCT, items: schema } },
-    ...(kv ? [{ id: 2, type: T.LIST, value: kv }] : []),
-  ]))
+  return hex(writeThriftStruct([{ id: 1, type: T.LIST, value: { elemType: T.STRUCT, items: schema } }, ...(kv ? [{ id: 2, type: T.LIST, value: kv }] : [])]))
 }
 
 export interface ConcatInput {
@@ -105,8 +102,16 @@ export interface ConcatResult {
   splitOffsets: number[]
 }
 
-interface Piece { bytes: Uint8Array; start: number; length: number; at?: number }
-interface GroupPlan { group: TStruct; chunks: Array<{ chunk: TStruct; piece: Piece }> }
+interface Piece {
+  bytes: Uint8Array
+  start: number
+  length: number
+  at?: number
+}
+interface GroupPlan {
+  group: TStruct
+  chunks: Array<{ chunk: TStruct; piece: Piece }>
+}
 
 /** The byte range of a column chunk: from its first page (dictionary or data) for total_compressed_size bytes. */
 function chunkRange(chunk: TStruct, footerStart: number): { meta: TStruct; start: number; length: number } {

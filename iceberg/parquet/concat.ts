@@ -46,25 +46,67 @@ export function concatColumn(name: string, parts: Part[]): ColumnData | undefine
       at += p.rows
     })
   }
-  return { kind: 'flat', present, count, data: concatValues(first.data, flats.map((f) => (f ? { data: f.data, count: f.count } : undefined)), count) }
+  return {
+    kind: 'flat',
+    present,
+    count,
+    data: concatValues(
+      first.data,
+      flats.map((f) => (f ? { data: f.data, count: f.count } : undefined)),
+      count,
+    ),
+  }
 }
 
 function concatValues(like: ColumnValues, parts: Array<{ data: ColumnValues; count: number } | undefined>, count: number): ColumnValues {
   const present = parts.filter((p): p is { data: ColumnValues; count: number } => p !== undefined)
   switch (like.physical) {
     case 'BOOLEAN':
-      return { physical: 'BOOLEAN', values: concatTyped(new Uint8Array(count), present.map((p) => (p.data as typeof like).values.subarray(0, p.count))) }
+      return {
+        physical: 'BOOLEAN',
+        values: concatTyped(
+          new Uint8Array(count),
+          present.map((p) => (p.data as typeof like).values.subarray(0, p.count)),
+        ),
+      }
     case 'INT32':
-      return { physical: 'INT32', values: concatTyped(new Int32Array(count), present.map((p) => (p.data as typeof like).values.subarray(0, p.count))) }
+      return {
+        physical: 'INT32',
+        values: concatTyped(
+          new Int32Array(count),
+          present.map((p) => (p.data as typeof like).values.subarray(0, p.count)),
+        ),
+      }
     case 'INT64':
-      return { physical: 'INT64', values: concatTyped(new BigInt64Array(count), present.map((p) => (p.data as typeof like).values.subarray(0, p.count))) }
+      return {
+        physical: 'INT64',
+        values: concatTyped(
+          new BigInt64Array(count),
+          present.map((p) => (p.data as typeof like).values.subarray(0, p.count)),
+        ),
+      }
     case 'FLOAT':
-      return { physical: 'FLOAT', values: concatTyped(new Float32Array(count), present.map((p) => (p.data as typeof like).values.subarray(0, p.count))) }
+      return {
+        physical: 'FLOAT',
+        values: concatTyped(
+          new Float32Array(count),
+          present.map((p) => (p.data as typeof like).values.subarray(0, p.count)),
+        ),
+      }
     case 'DOUBLE':
-      return { physical: 'DOUBLE', values: concatTyped(new Float64Array(count), present.map((p) => (p.data as typeof like).values.subarray(0, p.count))) }
+      return {
+        physical: 'DOUBLE',
+        values: concatTyped(
+          new Float64Array(count),
+          present.map((p) => (p.data as typeof like).values.subarray(0, p.count)),
+        ),
+      }
     case 'FIXED_LEN_BYTE_ARRAY': {
       const w = like.width
-      const bytes = concatTyped(new Uint8Array(count * w), present.map((p) => (p.data as typeof like).bytes.subarray(0, p.count * w)))
+      const bytes = concatTyped(
+        new Uint8Array(count * w),
+        present.map((p) => (p.data as typeof like).bytes.subarray(0, p.count * w)),
+      )
       return { physical: 'FIXED_LEN_BYTE_ARRAY', width: w, bytes }
     }
     case 'BYTE_ARRAY': {
@@ -88,7 +130,10 @@ function concatValues(like: ColumnValues, parts: Array<{ data: ColumnValues; cou
   }
 }
 
-function concatTyped<T extends { set(src: ArrayLike<unknown>, at: number): void; length: number }>(out: T, parts: Array<{ length: number } & ArrayLike<unknown>>): T {
+function concatTyped<T extends { set(src: ArrayLike<unknown>, at: number): void; length: number }>(
+  out: T,
+  parts: Array<{ length: number } & ArrayLike<unknown>>,
+): T {
   let at = 0
   for (const p of parts) {
     out.set(p as never, at)

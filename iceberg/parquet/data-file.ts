@@ -22,10 +22,7 @@ export type Compressor = (input: Uint8Array) => Uint8Array
  * How pages are compressed. Snappy is built into hyparquet-writer; zstd and gzip need a
  * compressor from the caller (Iceberg's default, zstd level 3: `await loadZstd()` in zstd.ts).
  */
-export type Compression =
-  | 'uncompressed'
-  | 'snappy'
-  | { codec: 'zstd' | 'gzip'; compress: Compressor }
+export type Compression = 'uncompressed' | 'snappy' | { codec: 'zstd' | 'gzip'; compress: Compressor }
 
 export interface WriteDataFileOptions {
   /** rows per row group; default 1,048,576 (PyIceberg's write.parquet.row-group-limit) */
@@ -48,7 +45,10 @@ const DEFAULT_PAGE_SIZE = 1_048_576
 
 /** Thrown for a schema this writer cannot put in Parquet (variant for now). */
 export class UnsupportedParquetType extends Error {
-  constructor(readonly field: string, readonly typeName: string) {
+  constructor(
+    readonly field: string,
+    readonly typeName: string,
+  ) {
     super(`cannot write ${typeName} column ${field} to Parquet`)
     this.name = 'UnsupportedParquetType'
   }
@@ -67,7 +67,10 @@ export class DataFileWriter {
   private buffered: Row[] = []
   private rows = 0
 
-  constructor(private readonly schema: Schema, private readonly opts: WriteDataFileOptions = {}) {
+  constructor(
+    private readonly schema: Schema,
+    private readonly opts: WriteDataFileOptions = {},
+  ) {
     this.plan = parquetSchema(schema)
     const { codec, compressors } = codecOf(opts.compression ?? 'snappy')
     this.rowGroupSize = opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE
@@ -205,7 +208,12 @@ function addField(
   if (type.type === 'list') {
     // <list-repetition> group <name> (LIST) { repeated group list { <element-repetition> <element-type> element; } }
     const group: SchemaElement = {
-      name, repetition_type, num_children: 1, field_id: fieldId, converted_type: 'LIST', logical_type: { type: 'LIST' },
+      name,
+      repetition_type,
+      num_children: 1,
+      field_id: fieldId,
+      converted_type: 'LIST',
+      logical_type: { type: 'LIST' },
     }
     const at = plan.elements.push(group, { name: 'list', repetition_type: 'REPEATED', num_children: 1 }) - 2
     if (!addField(plan, [...path, 'list'], 'element', type['element-id'], type['element-required'], type.element, true)) {
@@ -216,7 +224,12 @@ function addField(
   }
   // <map-repetition> group <name> (MAP) { repeated group key_value { required <key-type> key; <value-repetition> <value-type> value; } }
   const group: SchemaElement = {
-    name, repetition_type, num_children: 1, field_id: fieldId, converted_type: 'MAP', logical_type: { type: 'MAP' },
+    name,
+    repetition_type,
+    num_children: 1,
+    field_id: fieldId,
+    converted_type: 'MAP',
+    logical_type: { type: 'MAP' },
   }
   const entries: SchemaElement = { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 }
   const at = plan.elements.push(group, entries) - 2
@@ -238,11 +251,16 @@ function startsWith(path: string[], prefix: string[]): boolean {
 /** Appendix A's Parquet type for each Iceberg primitive. */
 function physicalType(p: Primitive): Omit<SchemaElement, 'name'> {
   switch (p.kind) {
-    case 'boolean': return { type: 'BOOLEAN' }
-    case 'int': return { type: 'INT32' }
-    case 'long': return { type: 'INT64' }
-    case 'float': return { type: 'FLOAT' }
-    case 'double': return { type: 'DOUBLE' }
+    case 'boolean':
+      return { type: 'BOOLEAN' }
+    case 'int':
+      return { type: 'INT32' }
+    case 'long':
+      return { type: 'INT64' }
+    case 'float':
+      return { type: 'FLOAT' }
+    case 'double':
+      return { type: 'DOUBLE' }
     case 'decimal': {
       const decimal = {
         converted_type: 'DECIMAL' as const,
@@ -254,7 +272,8 @@ function physicalType(p: Primitive): Omit<SchemaElement, 'name'> {
       if (p.precision <= 18) return { type: 'INT64', ...decimal }
       return { type: 'FIXED_LEN_BYTE_ARRAY', type_length: decimalRequiredBytes(p.precision), ...decimal }
     }
-    case 'date': return { type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } }
+    case 'date':
+      return { type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } }
     case 'time':
       return { type: 'INT64', converted_type: 'TIME_MICROS', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MICROS' } }
     // Parquet's LogicalTypes.md asks writers to put the legacy TIMESTAMP_MICROS on local timestamps too.
@@ -266,10 +285,14 @@ function physicalType(p: Primitive): Omit<SchemaElement, 'name'> {
       return { type: 'INT64', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'NANOS' } }
     case 'timestamptz_ns':
       return { type: 'INT64', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'NANOS' } }
-    case 'string': return { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } }
-    case 'uuid': return { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'UUID' } }
-    case 'fixed': return { type: 'FIXED_LEN_BYTE_ARRAY', type_length: p.length }
-    case 'binary': return { type: 'BYTE_ARRAY' }
+    case 'string':
+      return { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } }
+    case 'uuid':
+      return { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'UUID' } }
+    case 'fixed':
+      return { type: 'FIXED_LEN_BYTE_ARRAY', type_length: p.length }
+    case 'binary':
+      return { type: 'BYTE_ARRAY' }
     // GEOMETRY/GEOGRAPHY are set after writing (annotateGeospatial): hyparquet-writer would take
     // the values for GeoJSON, and ours are WKB already.
     case 'geometry':
@@ -291,8 +314,14 @@ function physicalType(p: Primitive): Omit<SchemaElement, 'name'> {
  */
 function encodingOf(p: Primitive): Encoding | undefined {
   switch (p.kind) {
-    case 'int': case 'long': case 'date': case 'time':
-    case 'timestamp': case 'timestamptz': case 'timestamp_ns': case 'timestamptz_ns':
+    case 'int':
+    case 'long':
+    case 'date':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       return 'DELTA_BINARY_PACKED'
     case 'decimal':
       return p.precision <= 18 ? 'DELTA_BINARY_PACKED' : undefined

@@ -71,15 +71,17 @@ function moveValues(d: ColumnValues, moveTo: Int32Array, count: number): ColumnV
       // numbers moved as 32-bit words: never through a JS number (NaN payloads) or a BigInt
       const words = d.physical === 'INT64' || d.physical === 'DOUBLE' ? 2 : 1
       const v = new Int32Array(d.values.buffer, d.values.byteOffset, n * words)
-      if (words === 1) for (let k = 0; k < n; k++) {
-        if (moveTo[k] >= 0) v[moveTo[k]] = v[k]
-      }
-      else for (let k = 0; k < n; k++) {
-        const t = moveTo[k]
-        if (t < 0) continue
-        v[2 * t] = v[2 * k]
-        v[2 * t + 1] = v[2 * k + 1]
-      }
+      if (words === 1)
+        for (let k = 0; k < n; k++) {
+          if (moveTo[k] >= 0) v[moveTo[k]] = v[k]
+        }
+      else
+        for (let k = 0; k < n; k++) {
+          const t = moveTo[k]
+          if (t < 0) continue
+          v[2 * t] = v[2 * k]
+          v[2 * t + 1] = v[2 * k + 1]
+        }
       const values = d.values.subarray(0, count)
       return { physical: d.physical, values } as ColumnValues
     }

@@ -173,8 +173,13 @@ function byteArrayPageEnd(offsets: Int32Array, present: Uint8Array | null, r: nu
 }
 
 const PHYSICAL_OF: Record<ColumnValues['physical'], string> = {
-  BOOLEAN: 'BOOLEAN', INT32: 'INT32', INT64: 'INT64', FLOAT: 'FLOAT', DOUBLE: 'DOUBLE',
-  BYTE_ARRAY: 'BYTE_ARRAY', FIXED_LEN_BYTE_ARRAY: 'FIXED_LEN_BYTE_ARRAY',
+  BOOLEAN: 'BOOLEAN',
+  INT32: 'INT32',
+  INT64: 'INT64',
+  FLOAT: 'FLOAT',
+  DOUBLE: 'DOUBLE',
+  BYTE_ARRAY: 'BYTE_ARRAY',
+  FIXED_LEN_BYTE_ARRAY: 'FIXED_LEN_BYTE_ARRAY',
 }
 
 // Shape checks that are cheap (no pass over the values): a wrong buffer would write a corrupt file.

@@ -16,18 +16,15 @@ export interface GeneralOptions {
 }
 
 /** Appends the chunks of every leaf under one top-level column (`path`: root first, then the column). */
-export function writeValuesColumn(
-  file: Writer,
-  path: SchemaTree[],
-  values: Value[],
-  encoding: Encoding | undefined,
-  opts: GeneralOptions,
-): PageIndexes[] {
+export function writeValuesColumn(file: Writer, path: SchemaTree[], values: Value[], encoding: Encoding | undefined, opts: GeneralOptions): PageIndexes[] {
   const out: PageIndexes[] = []
   for (const leafPath of leafPaths(path)) {
     const schemaPath = leafPath.map((node) => node.element)
     const column: ColumnEncoder = {
-      columnName: schemaPath.slice(1).map((s) => s.name).join('.'),
+      columnName: schemaPath
+        .slice(1)
+        .map((s) => s.name)
+        .join('.'),
       element: schemaPath[schemaPath.length - 1],
       schemaPath,
       codec: opts.codec,

@@ -99,7 +99,10 @@ export class KeySet {
    * `ids`: the key's field ids, in order; `keys`: a batch of those columns, one row per key, no nulls
    * (duplicates are harmless).
    */
-  constructor(private readonly ids: number[], keys: ColumnBatch) {
+  constructor(
+    private readonly ids: number[],
+    keys: ColumnBatch,
+  ) {
     this.cols = ids.map((id) => keyColumn(keys.columns.get(id), id))
     this.at = valueIndexes(this.cols, keys.rows)
     let size = 16

@@ -61,12 +61,7 @@ export interface MetricsOptions {
  * statistics must hold the untruncated min/max values (hyparquet-writer's in-memory RowGroup
  * objects do: it truncates only when it serializes the footer).
  */
-export function dataFileMetrics(
-  leaves: LeafColumn[],
-  rowGroups: RowGroup[],
-  fileSizeInBytes: number,
-  opts: MetricsOptions = {},
-): DataFileMetrics {
+export function dataFileMetrics(leaves: LeafColumn[], rowGroups: RowGroup[], fileSizeInBytes: number, opts: MetricsOptions = {}): DataFileMetrics {
   const truncateLength = opts.truncateLength ?? DEFAULT_TRUNCATE_LENGTH
   const byPath = new Map(leaves.map((leaf) => [pathKey(leaf.path), leaf]))
   const m: DataFileMetrics = {

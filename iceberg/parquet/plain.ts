@@ -8,18 +8,28 @@ import type { Bytes } from './bytes.ts'
 /** Bytes per value of a fixed-width physical type (0 for BYTE_ARRAY; BOOLEAN counts as 1). */
 export function valueWidth(data: ColumnValues): number {
   switch (data.physical) {
-    case 'BOOLEAN': return 1
-    case 'INT32': case 'FLOAT': return 4
-    case 'INT64': case 'DOUBLE': return 8
-    case 'FIXED_LEN_BYTE_ARRAY': return data.width
-    case 'BYTE_ARRAY': return 0
+    case 'BOOLEAN':
+      return 1
+    case 'INT32':
+    case 'FLOAT':
+      return 4
+    case 'INT64':
+    case 'DOUBLE':
+      return 8
+    case 'FIXED_LEN_BYTE_ARRAY':
+      return data.width
+    case 'BYTE_ARRAY':
+      return 0
   }
 }
 
 /** The PLAIN bytes of values [from, to) of a fixed-width numeric or fixed-length column, without copying. */
 export function fixedView(data: ColumnValues, from: number, to: number): Uint8Array | undefined {
   switch (data.physical) {
-    case 'INT32': case 'FLOAT': case 'INT64': case 'DOUBLE': {
+    case 'INT32':
+    case 'FLOAT':
+    case 'INT64':
+    case 'DOUBLE': {
       const v = data.values
       const w = v.BYTES_PER_ELEMENT
       return new Uint8Array(v.buffer, v.byteOffset + from * w, (to - from) * w)
@@ -46,8 +56,15 @@ function writeBooleans(out: Bytes, values: Uint8Array, from: number, to: number)
   let p = out.pos
   let k = from
   for (; k + 8 <= to; k += 8) {
-    buf[p++] = values[k] | (values[k + 1] << 1) | (values[k + 2] << 2) | (values[k + 3] << 3) |
-      (values[k + 4] << 4) | (values[k + 5] << 5) | (values[k + 6] << 6) | (values[k + 7] << 7)
+    buf[p++] =
+      values[k] |
+      (values[k + 1] << 1) |
+      (values[k + 2] << 2) |
+      (values[k + 3] << 3) |
+      (values[k + 4] << 4) |
+      (values[k + 5] << 5) |
+      (values[k + 6] << 6) |
+      (values[k + 7] << 7)
   }
   if (k < to) {
     let b = 0

@@ -46,9 +46,7 @@ export async function readColumns(bytes: Uint8Array, schema: Schema, opts: ReadC
 
 /** The file's row groups one at a time, so only one is decoded at once. */
 export async function* readColumnGroups(bytes: Uint8Array, schema: Schema, opts: ReadColumnsOptions = {}): AsyncGenerator<ColumnBatch> {
-  const buffer = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-    ? (bytes.buffer as ArrayBuffer)
-    : (bytes.slice().buffer as ArrayBuffer)
+  const buffer = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer)
   const meta = parquetMetadata(buffer, { geoparquet: false })
   const view = new DataView(buffer)
   const root = schemaTree(meta.schema)
@@ -114,8 +112,12 @@ function unitOf(e: SchemaElement): string | undefined {
   const lt = e.logical_type
   if (lt && (lt.type === 'TIMESTAMP' || lt.type === 'TIME')) return lt.unit
   switch (e.converted_type) {
-    case 'TIMESTAMP_MILLIS': case 'TIME_MILLIS': return 'MILLIS'
-    case 'TIMESTAMP_MICROS': case 'TIME_MICROS': return 'MICROS'
+    case 'TIMESTAMP_MILLIS':
+    case 'TIME_MILLIS':
+      return 'MILLIS'
+    case 'TIMESTAMP_MICROS':
+    case 'TIME_MICROS':
+      return 'MICROS'
   }
   return undefined
 }
@@ -124,15 +126,21 @@ function unitOf(e: SchemaElement): string | undefined {
 function wayOf(p: Primitive, layout: Layout, width: number, e: SchemaElement): Way {
   const t = e.type
   switch (p.kind) {
-    case 'boolean': case 'int': case 'date': case 'float':
+    case 'boolean':
+    case 'int':
+    case 'date':
+    case 'float':
       return t === layout ? 'same' : 'convert'
     case 'long':
       return t === 'INT64' ? 'same' : t === 'INT32' ? 'int32to64' : 'convert'
     case 'double':
       return t === 'DOUBLE' ? 'same' : t === 'FLOAT' ? 'float2double' : 'convert'
-    case 'time': case 'timestamp': case 'timestamptz':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
       return t === 'INT64' && (unitOf(e) ?? 'MICROS') === 'MICROS' ? 'same' : 'convert'
-    case 'timestamp_ns': case 'timestamptz_ns':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       return t === 'INT64' && (unitOf(e) ?? 'NANOS') === 'NANOS' ? 'same' : 'convert'
     case 'decimal': {
       if (t === layout && (t !== 'FIXED_LEN_BYTE_ARRAY' || e.type_length === width)) return 'same'
@@ -141,9 +149,11 @@ function wayOf(p: Primitive, layout: Layout, width: number, e: SchemaElement): W
       if (t === 'FIXED_LEN_BYTE_ARRAY' && layout === 'INT32' && (e.type_length ?? 0) <= 4) return 'fixed2int32'
       return 'convert'
     }
-    case 'string': case 'binary':
+    case 'string':
+    case 'binary':
       return t === 'BYTE_ARRAY' ? 'same' : 'convert'
-    case 'uuid': case 'fixed':
+    case 'uuid':
+    case 'fixed':
       return t === 'FIXED_LEN_BYTE_ARRAY' && e.type_length === width ? 'same' : 'convert'
     default:
       return 'convert'
@@ -202,14 +212,22 @@ function sameLayout(layout: Layout, raw: RawChunk): ColumnValues {
   const b = raw.bytes
   const n = raw.count
   switch (layout) {
-    case 'BOOLEAN': return { physical: 'BOOLEAN', values: b }
-    case 'INT32': return { physical: 'INT32', values: new Int32Array(b.buffer, b.byteOffset, n) }
-    case 'INT64': return { physical: 'INT64', values: new BigInt64Array(b.buffer, b.byteOffset, n) }
-    case 'FLOAT': return { physical: 'FLOAT', values: new Float32Array(b.buffer, b.byteOffset, n) }
-    case 'DOUBLE': return { physical: 'DOUBLE', values: new Float64Array(b.buffer, b.byteOffset, n) }
-    case 'BYTE_ARRAY': return { physical: 'BYTE_ARRAY', offsets: raw.offsets, bytes: b }
-    case 'FIXED_LEN_BYTE_ARRAY': return { physical: 'FIXED_LEN_BYTE_ARRAY', width: raw.width, bytes: b }
-    default: throw new Error(`no flat layout ${layout}`)
+    case 'BOOLEAN':
+      return { physical: 'BOOLEAN', values: b }
+    case 'INT32':
+      return { physical: 'INT32', values: new Int32Array(b.buffer, b.byteOffset, n) }
+    case 'INT64':
+      return { physical: 'INT64', values: new BigInt64Array(b.buffer, b.byteOffset, n) }
+    case 'FLOAT':
+      return { physical: 'FLOAT', values: new Float32Array(b.buffer, b.byteOffset, n) }
+    case 'DOUBLE':
+      return { physical: 'DOUBLE', values: new Float64Array(b.buffer, b.byteOffset, n) }
+    case 'BYTE_ARRAY':
+      return { physical: 'BYTE_ARRAY', offsets: raw.offsets, bytes: b }
+    case 'FIXED_LEN_BYTE_ARRAY':
+      return { physical: 'FIXED_LEN_BYTE_ARRAY', width: raw.width, bytes: b }
+    default:
+      throw new Error(`no flat layout ${layout}`)
   }
 }
 
@@ -221,14 +239,22 @@ function convertEach(p: FlatPlan, raw: RawChunk): ColumnData {
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength)
   const physical = (k: number): unknown => {
     switch (raw.type) {
-      case 'BOOLEAN': return b[k] === 1
-      case 'INT32': return view.getInt32(k * 4, true)
-      case 'INT64': return view.getBigInt64(k * 8, true)
-      case 'INT96': return (BigInt(view.getInt32(k * 12 + 8, true)) << 64n) | view.getBigInt64(k * 12, true)
-      case 'FLOAT': return view.getFloat32(k * 4, true)
-      case 'DOUBLE': return view.getFloat64(k * 8, true)
-      case 'BYTE_ARRAY': return b.subarray(raw.offsets[k], raw.offsets[k + 1])
-      default: return b.subarray(k * w, (k + 1) * w)
+      case 'BOOLEAN':
+        return b[k] === 1
+      case 'INT32':
+        return view.getInt32(k * 4, true)
+      case 'INT64':
+        return view.getBigInt64(k * 8, true)
+      case 'INT96':
+        return (BigInt(view.getInt32(k * 12 + 8, true)) << 64n) | view.getBigInt64(k * 12, true)
+      case 'FLOAT':
+        return view.getFloat32(k * 4, true)
+      case 'DOUBLE':
+        return view.getFloat64(k * 8, true)
+      case 'BYTE_ARRAY':
+        return b.subarray(raw.offsets[k], raw.offsets[k + 1])
+      default:
+        return b.subarray(k * w, (k + 1) * w)
     }
   }
   let k = 0

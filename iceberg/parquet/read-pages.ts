@@ -38,7 +38,11 @@ class Out {
   /** BYTE_ARRAY: bytes used */
   used = 0
 
-  constructor(readonly width: number, values: number, byteHint: number) {
+  constructor(
+    readonly width: number,
+    values: number,
+    byteHint: number,
+  ) {
     this.bytes = new Uint8Array(width ? values * width : Math.max(byteHint, 64))
     this.offsets = new Int32Array(width ? 0 : values + 1)
   }
@@ -71,7 +75,7 @@ export async function readFlatChunk(view: DataView, chunk: ColumnChunk, node: PN
   const where = node.path.join('.')
   const type = node.element.type
   if (!type) throw new ParquetReadError(`column ${where} has no physical type`)
-  const width = type === 'FIXED_LEN_BYTE_ARRAY' ? node.element.type_length ?? 0 : WIDTH[type]
+  const width = type === 'FIXED_LEN_BYTE_ARRAY' ? (node.element.type_length ?? 0) : WIDTH[type]
   if (width === undefined || (type === 'FIXED_LEN_BYTE_ARRAY' && width <= 0)) throw new ParquetReadError(`column ${where}: no width for ${type}`)
   if (node.rep !== 0 || node.def > 1) throw new ParquetReadError(`column ${where} is not a flat column`)
   const total = Number(md.num_values)
@@ -139,7 +143,8 @@ export async function readFlatChunk(view: DataView, chunk: ColumnChunk, node: PN
     if (optional) {
       const defs = present!.subarray(n, n + num)
       if (defsLength === undefined || defsLength > 0) readRleBitPackedHybrid(r, 1, defs, defsLength)
-      else if (nullsV2 === 0) defs.fill(1) // v2 without level bytes: nothing is null
+      else if (nullsV2 === 0)
+        defs.fill(1) // v2 without level bytes: nothing is null
       else throw new ParquetReadError(`column ${where}: ${nullsV2} nulls and no definition levels`)
       defined = 0
       for (let i = 0; i < num; i++) defined += defs[i]
@@ -152,14 +157,28 @@ export async function readFlatChunk(view: DataView, chunk: ColumnChunk, node: PN
   }
   const nulls = present ? total - out.count : 0
   return {
-    type, rows: total, present: nulls > 0 ? present : null, count: out.count, width,
+    type,
+    rows: total,
+    present: nulls > 0 ? present : null,
+    count: out.count,
+    width,
     bytes: width ? out.bytes.subarray(0, out.count * width) : out.bytes.subarray(0, out.used),
     offsets: width ? out.offsets : out.offsets.subarray(0, out.count + 1),
   }
 }
 
 /** Appends `count` values of one page (page[from, to)) to `out`. */
-function decodeValues(page: Uint8Array, from: number, to: number, encoding: string, type: ParquetType, count: number, out: Out, dict: RawChunk | undefined, where: string): void {
+function decodeValues(
+  page: Uint8Array,
+  from: number,
+  to: number,
+  encoding: string,
+  type: ParquetType,
+  count: number,
+  out: Out,
+  dict: RawChunk | undefined,
+  where: string,
+): void {
   if (count === 0) return
   const view = new DataView(page.buffer, page.byteOffset, page.byteLength)
   const reader = { view, offset: from }
@@ -250,11 +269,12 @@ function gather(dict: RawChunk, idx: Int32Array, out: Out, where: string): void 
     const src = new Int32Array(dict.bytes.buffer, dict.bytes.byteOffset, size * words)
     const dst = new Int32Array(out.bytes.buffer, out.bytes.byteOffset + at * w, n * words)
     if (words === 1) for (let i = 0; i < n; i++) dst[i] = src[idx[i]]
-    else for (let i = 0; i < n; i++) {
-      const k = idx[i] << 1
-      dst[2 * i] = src[k]
-      dst[2 * i + 1] = src[k + 1]
-    }
+    else
+      for (let i = 0; i < n; i++) {
+        const k = idx[i] << 1
+        dst[2 * i] = src[k]
+        dst[2 * i + 1] = src[k + 1]
+      }
   } else {
     const src = dict.bytes
     const dst = out.bytes

@@ -24,10 +24,18 @@ import { toRow } from '../spec/values.ts'
 export { ParquetReadError }
 export type { Decompressor }
 import {
-  isPrimitive, parsePrimitive,
-  type IcebergType, type ListType, type MapType, type NestedField, type Primitive, type Row, type Schema, type StructType, type Value,
+  isPrimitive,
+  parsePrimitive,
+  type IcebergType,
+  type ListType,
+  type MapType,
+  type NestedField,
+  type Primitive,
+  type Row,
+  type Schema,
+  type StructType,
+  type Value,
 } from '../spec/types.ts'
-
 
 export interface ReadDataFileOptions {
   /** top-level field names to read, in any order; default all. Rows hold only these keys. */
@@ -46,9 +54,7 @@ export interface ReadDataFileOptions {
  * representation of types.ts (row keys in schema order; with `columns`, only those).
  */
 export async function readDataFile(bytes: Uint8Array, schema: Schema, opts: ReadDataFileOptions = {}): Promise<Row[]> {
-  const buffer = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-    ? (bytes.buffer as ArrayBuffer)
-    : (bytes.slice().buffer as ArrayBuffer)
+  const buffer = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer)
   const meta = parquetMetadata(buffer, { geoparquet: false })
   const view = new DataView(buffer)
 
@@ -168,8 +174,8 @@ class PlanContext {
     // 3-level lists (the spec's, everyone's today); the backward-compatibility rules of
     // LogicalTypes.md for 2-level ones: a repeated primitive, or a repeated group of several
     // fields or named `array` / `<list>_tuple`, is the element itself.
-    const twoLevel = isLeaf(repeated) || repeated.children.length !== 1 ||
-      repeated.element.name === 'array' || repeated.element.name === `${node.element.name}_tuple`
+    const twoLevel =
+      isLeaf(repeated) || repeated.children.length !== 1 || repeated.element.name === 'array' || repeated.element.name === `${node.element.name}_tuple`
     const elementNode = twoLevel ? repeated : repeated.children[0]
     const element = this.plan(type.element, elementNode, 'element')
     return { k: 'list', node, repeated, element, ...this.probe(node, leavesOf(element)) }
@@ -200,9 +206,12 @@ class PlanContext {
 
 function leavesOf(p: Plan): Leaf[] {
   switch (p.k) {
-    case 'const': return []
-    case 'prim': return [p.leaf]
-    default: return p.leaves
+    case 'const':
+      return []
+    case 'prim':
+      return [p.leaf]
+    default:
+      return p.leaves
   }
 }
 

@@ -32,8 +32,15 @@ export function writeDefinitionLevels(out: Bytes, present: Uint8Array, from: num
     const end = start + groups * 8
     for (let k = start; k < end; k += 8) {
       if (k + 8 <= to) {
-        buf[p++] = present[k] | (present[k + 1] << 1) | (present[k + 2] << 2) | (present[k + 3] << 3) |
-          (present[k + 4] << 4) | (present[k + 5] << 5) | (present[k + 6] << 6) | (present[k + 7] << 7)
+        buf[p++] =
+          present[k] |
+          (present[k + 1] << 1) |
+          (present[k + 2] << 2) |
+          (present[k + 3] << 3) |
+          (present[k + 4] << 4) |
+          (present[k + 5] << 5) |
+          (present[k + 6] << 6) |
+          (present[k + 7] << 7)
       } else {
         let b = 0 // the last group, padded with zeros
         for (let x = k; x < to; x++) b |= present[x] << (x - k)

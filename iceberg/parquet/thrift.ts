@@ -6,12 +6,23 @@
 
 export const T = { TRUE: 1, FALSE: 2, BYTE: 3, I16: 4, I32: 5, I64: 6, DOUBLE: 7, BINARY: 8, LIST: 9, SET: 10, MAP: 11, STRUCT: 12 } as const
 
-export interface TField { id: number; type: number; value: TValue }
+export interface TField {
+  id: number
+  type: number
+  value: TValue
+}
 export type TStruct = TField[]
-export interface TList { elemType: number; items: TValue[] }
+export interface TList {
+  elemType: number
+  items: TValue[]
+}
 export type TValue = boolean | number | bigint | Uint8Array | TStruct | TList
 
-interface Reader { bytes: Uint8Array; view: DataView; pos: number }
+interface Reader {
+  bytes: Uint8Array
+  view: DataView
+  pos: number
+}
 
 function varint(r: Reader): bigint {
   let result = 0n
@@ -28,12 +39,22 @@ const zigzag = (v: bigint) => (v >> 1n) ^ -(v & 1n)
 
 function readValue(r: Reader, type: number): TValue {
   switch (type) {
-    case T.TRUE: return true
-    case T.FALSE: return false
-    case T.BYTE: return r.view.getInt8(r.pos++)
-    case T.I16: case T.I32: return Number(zigzag(varint(r)))
-    case T.I64: return zigzag(varint(r))
-    case T.DOUBLE: { const v = r.view.getFloat64(r.pos, true); r.pos += 8; return v }
+    case T.TRUE:
+      return true
+    case T.FALSE:
+      return false
+    case T.BYTE:
+      return r.view.getInt8(r.pos++)
+    case T.I16:
+    case T.I32:
+      return Number(zigzag(varint(r)))
+    case T.I64:
+      return zigzag(varint(r))
+    case T.DOUBLE: {
+      const v = r.view.getFloat64(r.pos, true)
+      r.pos += 8
+      return v
+    }
     case T.BINARY: {
       const n = Number(varint(r))
       if (r.pos + n > r.bytes.length) throw new Error('thrift: binary past the end')
@@ -41,7 +62,8 @@ function readValue(r: Reader, type: number): TValue {
       r.pos += n
       return v
     }
-    case T.LIST: case T.SET: {
+    case T.LIST:
+    case T.SET: {
       const head = r.bytes[r.pos++]
       const elemType = head & 0x0f
       let size = head >> 4
@@ -53,8 +75,10 @@ function readValue(r: Reader, type: number): TValue {
       }
       return { elemType, items }
     }
-    case T.STRUCT: return readStruct(r)
-    default: throw new Error(`thrift: unsupported compact type ${type}`)
+    case T.STRUCT:
+      return readStruct(r)
+    default:
+      throw new Error(`thrift: unsupported compact type ${type}`)
   }
 }
 
@@ -88,8 +112,15 @@ class Out {
     next.set(this.buf.subarray(0, this.length))
     this.buf = next
   }
-  byte(b: number) { this.ensure(1); this.buf[this.length++] = b & 0xff }
-  bytes(b: Uint8Array) { this.ensure(b.length); this.buf.set(b, this.length); this.length += b.length }
+  byte(b: number) {
+    this.ensure(1)
+    this.buf[this.length++] = b & 0xff
+  }
+  bytes(b: Uint8Array) {
+    this.ensure(b.length)
+    this.buf.set(b, this.length)
+    this.length += b.length
+  }
   varint(v: bigint) {
     do {
       let b = Number(v & 0x7fn)
@@ -98,30 +129,60 @@ class Out {
       this.byte(b)
     } while (v)
   }
-  zigzag(v: bigint) { this.varint(v >= 0n ? v << 1n : ((-v) << 1n) - 1n) }
-  result() { return this.buf.slice(0, this.length) }
+  zigzag(v: bigint) {
+    this.varint(v >= 0n ? v << 1n : (-v << 1n) - 1n)
+  }
+  result() {
+    return this.buf.slice(0, this.length)
+  }
 }
 
 function writeValue(o: Out, type: number, v: TValue): void {
   switch (type) {
-    case T.TRUE: case T.FALSE: return // in a struct the value is the field type
-    case T.BYTE: o.byte(v as number); return
-    case T.I16: case T.I32: o.zigzag(BigInt(v as number)); return
-    case T.I64: o.zigzag(v as bigint); return
-    case T.DOUBLE: { const b = new Uint8Array(8); new DataView(b.buffer).setFloat64(0, v as number, true); o.bytes(b); return }
-    case T.BINARY: { const b = v as Uint8Array; o.varint(BigInt(b.length)); o.bytes(b); return }
-    case T.LIST: case T.SET: {
+    case T.TRUE:
+    case T.FALSE:
+      return // in a struct the value is the field type
+    case T.BYTE:
+      o.byte(v as number)
+      return
+    case T.I16:
+    case T.I32:
+      o.zigzag(BigInt(v as number))
+      return
+    case T.I64:
+      o.zigzag(v as bigint)
+      return
+    case T.DOUBLE: {
+      const b = new Uint8Array(8)
+      new DataView(b.buffer).setFloat64(0, v as number, true)
+      o.bytes(b)
+      return
+    }
+    case T.BINARY: {
+      const b = v as Uint8Array
+      o.varint(BigInt(b.length))
+      o.bytes(b)
+      return
+    }
+    case T.LIST:
+    case T.SET: {
       const { elemType, items } = v as TList
       if (items.length < 15) o.byte((items.length << 4) | elemType)
-      else { o.byte(0xf0 | elemType); o.varint(BigInt(items.length)) }
+      else {
+        o.byte(0xf0 | elemType)
+        o.varint(BigInt(items.length))
+      }
       for (const item of items) {
         if (elemType === T.TRUE || elemType === T.FALSE) o.byte(item ? 1 : 2)
         else writeValue(o, elemType, item)
       }
       return
     }
-    case T.STRUCT: writeStruct(o, v as TStruct); return
-    default: throw new Error(`thrift: unsupported compact type ${type}`)
+    case T.STRUCT:
+      writeStruct(o, v as TStruct)
+      return
+    default:
+      throw new Error(`thrift: unsupported compact type ${type}`)
   }
 }
 
@@ -131,7 +192,10 @@ function writeStruct(o: Out, s: TStruct): void {
     const type = f.type === T.TRUE || f.type === T.FALSE ? (f.value ? T.TRUE : T.FALSE) : f.type
     const delta = f.id - last
     if (delta > 0 && delta <= 15) o.byte((delta << 4) | type)
-    else { o.byte(type); o.zigzag(BigInt(f.id)) }
+    else {
+      o.byte(type)
+      o.zigzag(BigInt(f.id))
+    }
     writeValue(o, type, f.value)
     last = f.id
   }
@@ -157,7 +221,10 @@ export function setField(s: TStruct, id: number, type: number, value: TValue | u
     if (at >= 0) s.splice(at, 1)
     return
   }
-  if (at >= 0) { s[at] = { id, type, value }; return }
+  if (at >= 0) {
+    s[at] = { id, type, value }
+    return
+  }
   const before = s.findIndex((f) => f.id > id)
   s.splice(before < 0 ? s.length : before, 0, { id, type, value })
 }

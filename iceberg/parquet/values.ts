@@ -10,7 +10,6 @@ export class ParquetReadError extends Error {
   }
 }
 
-
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 type Unit = 'MILLIS' | 'MICROS' | 'NANOS'
@@ -19,8 +18,12 @@ function unitOf(e: SchemaElement): Unit | undefined {
   const lt = e.logical_type
   if (lt && (lt.type === 'TIMESTAMP' || lt.type === 'TIME')) return lt.unit as Unit
   switch (e.converted_type) {
-    case 'TIMESTAMP_MILLIS': case 'TIME_MILLIS': return 'MILLIS'
-    case 'TIMESTAMP_MICROS': case 'TIME_MICROS': return 'MICROS'
+    case 'TIMESTAMP_MILLIS':
+    case 'TIME_MILLIS':
+      return 'MILLIS'
+    case 'TIMESTAMP_MICROS':
+    case 'TIME_MICROS':
+      return 'MICROS'
   }
   return undefined
 }

@@ -66,17 +66,22 @@ export class ColumnFileWriter {
   private rows = 0
   private finished = false
 
-  constructor(private readonly schema: Schema, private readonly opts: ColumnFileWriterOptions = {}) {
+  constructor(
+    private readonly schema: Schema,
+    private readonly opts: ColumnFileWriterOptions = {},
+  ) {
     if (!LITTLE_ENDIAN) throw new Error('ColumnFileWriter needs a little-endian platform (typed arrays are written as they are)')
     this.plan = parquetSchema(schema)
     const resolve = schemaPathResolver(this.plan.elements)
     const stored = new Map(this.plan.columns.map((c) => [c.name, c]))
-    this.columns = schema.fields.filter((f) => stored.has(f.name)).map((field) => {
-      const path = resolve([field.name])
-      const element = path[path.length - 1].element
-      const leaf = isPrimitive(field.type) ? { name: field.name, element, type: parsePrimitive(field.type) as Primitive } : undefined
-      return { field, path, leaf, encoding: stored.get(field.name)!.encoding }
-    })
+    this.columns = schema.fields
+      .filter((f) => stored.has(f.name))
+      .map((field) => {
+        const path = resolve([field.name])
+        const element = path[path.length - 1].element
+        const leaf = isPrimitive(field.type) ? { name: field.name, element, type: parsePrimitive(field.type) as Primitive } : undefined
+        return { field, path, leaf, encoding: stored.get(field.name)!.encoding }
+      })
     const { codec, compress } = codecOf(opts.compression ?? 'snappy')
     const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE
     this.pages = { codec, compress, pageSize, delta: opts.delta ?? true }
@@ -104,7 +109,10 @@ export class ColumnFileWriter {
     const written: PageIndexes[] = []
     try {
       for (const col of this.columns) {
-        const data = concatColumn(col.field.name, batches.map((b) => ({ data: b.columns.get(col.field.id), rows: b.rows })))
+        const data = concatColumn(
+          col.field.name,
+          batches.map((b) => ({ data: b.columns.get(col.field.id), rows: b.rows })),
+        )
         written.push(...this.writeColumn(col, data, rows))
       }
     } catch (e) {

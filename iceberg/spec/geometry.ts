@@ -18,7 +18,13 @@ type Geometry =
 
 // ISO WKB geometry type codes; + 1000 for Z.
 const WKB_CODE: Record<Geometry['type'], number> = {
-  Point: 1, LineString: 2, Polygon: 3, MultiPoint: 4, MultiLineString: 5, MultiPolygon: 6, GeometryCollection: 7,
+  Point: 1,
+  LineString: 2,
+  Polygon: 3,
+  MultiPoint: 4,
+  MultiLineString: 5,
+  MultiPolygon: 6,
+  GeometryCollection: 7,
 }
 
 const MAX_DEPTH = 32 // GeometryCollections nest; bound the recursion on hostile input
@@ -173,8 +179,13 @@ function tokenize(text: string): Token[] {
 }
 
 const WKT_TYPES: Record<string, Geometry['type']> = {
-  POINT: 'Point', LINESTRING: 'LineString', POLYGON: 'Polygon', MULTIPOINT: 'MultiPoint',
-  MULTILINESTRING: 'MultiLineString', MULTIPOLYGON: 'MultiPolygon', GEOMETRYCOLLECTION: 'GeometryCollection',
+  POINT: 'Point',
+  LINESTRING: 'LineString',
+  POLYGON: 'Polygon',
+  MULTIPOINT: 'MultiPoint',
+  MULTILINESTRING: 'MultiLineString',
+  MULTIPOLYGON: 'MultiPolygon',
+  GEOMETRYCOLLECTION: 'GeometryCollection',
 }
 
 function parseWkt(text: string, dims: Dims): Geometry {
@@ -261,11 +272,13 @@ function parseWkt(text: string, dims: Dims): Geometry {
       case 'MultiLineString':
         return {
           type,
-          parts: emptyNext() ? [] : list(() => {
-            const coords = line()
-            checkLine(coords)
-            return { type: 'LineString' as const, coords }
-          }),
+          parts: emptyNext()
+            ? []
+            : list(() => {
+                const coords = line()
+                checkLine(coords)
+                return { type: 'LineString' as const, coords }
+              }),
         }
       case 'MultiPolygon':
         return { type, parts: emptyNext() ? [] : list(() => ({ type: 'Polygon' as const, rings: polygon() })) }

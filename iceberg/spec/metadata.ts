@@ -44,8 +44,14 @@ export interface SnapshotRef {
   [unknown: string]: unknown
 }
 
-export interface SnapshotLogEntry { 'timestamp-ms': number; 'snapshot-id': bigint }
-export interface MetadataLogEntry { 'timestamp-ms': number; 'metadata-file': string }
+export interface SnapshotLogEntry {
+  'timestamp-ms': number
+  'snapshot-id': bigint
+}
+export interface MetadataLogEntry {
+  'timestamp-ms': number
+  'metadata-file': string
+}
 
 export interface SortField {
   transform: string
@@ -55,7 +61,10 @@ export interface SortField {
   [unknown: string]: unknown
 }
 
-export interface SortOrder { 'order-id': number; fields: SortField[] }
+export interface SortOrder {
+  'order-id': number
+  fields: SortField[]
+}
 
 export interface TableMetadata {
   'format-version': FormatVersion
@@ -168,7 +177,12 @@ export function parseSchema(text: string): Schema {
 export function parseMetadata(text: string): TableMetadata {
   const m = parseLossless(text) as Obj
   if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new MetadataError('table metadata must be a JSON object')
-  convert(m, ['format-version', 'last-updated-ms', 'last-column-id', 'current-schema-id', 'default-spec-id', 'last-partition-id', 'default-sort-order-id'], int, 'metadata')
+  convert(
+    m,
+    ['format-version', 'last-updated-ms', 'last-column-id', 'current-schema-id', 'default-spec-id', 'last-partition-id', 'default-sort-order-id'],
+    int,
+    'metadata',
+  )
   convert(m, ['last-sequence-number', 'current-snapshot-id', 'next-row-id'], big, 'metadata')
   const version = m['format-version']
   if (version !== 1 && version !== 2 && version !== 3) throw new MetadataError(`unsupported format-version ${String(version)}`)
@@ -284,7 +298,11 @@ export interface NewTableInput {
 }
 
 /** Reassigns ids; returns the new schema and a map old id → new id (for top-level-unique old ids). */
-export function assignFreshIds(schema: { fields: NestedField[]; 'identifier-field-ids'?: number[] }): { schema: Schema; lastColumnId: number; idMap: Map<number, number> } {
+export function assignFreshIds(schema: { fields: NestedField[]; 'identifier-field-ids'?: number[] }): {
+  schema: Schema
+  lastColumnId: number
+  idMap: Map<number, number>
+} {
   let next = 0
   const idMap = new Map<number, number>()
   const freshType = (t: IcebergType): IcebergType => {

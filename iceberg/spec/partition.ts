@@ -2,10 +2,7 @@
 // names, the partition tuple of a row, its Hive-style path and the human form of each value.
 
 import { civilFromDays } from './temporal.ts'
-import {
-  applyTransform, parseTransform, resultType, transformProblem, transformToString,
-  type Transform,
-} from './transforms.ts'
+import { applyTransform, parseTransform, resultType, transformProblem, transformToString, type Transform } from './transforms.ts'
 import { parsePrimitive, type NestedField, type PrimitiveTypeName, type Row, type Schema, type Value } from './types.ts'
 
 export interface PartitionField {
@@ -84,12 +81,18 @@ export interface PartitionFieldInput {
 /** The default partition field name Java's and PyIceberg's builders give (`ts_day`, `id_bucket`, ...). */
 export function defaultPartitionFieldName(sourceName: string, t: Transform): string {
   switch (t.kind) {
-    case 'identity': return sourceName
-    case 'bucket': return `${sourceName}_bucket`
-    case 'truncate': return `${sourceName}_trunc`
-    case 'void': return `${sourceName}_null`
-    case 'unknown': throw new PartitionSpecError(`unknown transform ${t.name}`)
-    default: return `${sourceName}_${t.kind}`
+    case 'identity':
+      return sourceName
+    case 'bucket':
+      return `${sourceName}_bucket`
+    case 'truncate':
+      return `${sourceName}_trunc`
+    case 'void':
+      return `${sourceName}_null`
+    case 'unknown':
+      throw new PartitionSpecError(`unknown transform ${t.name}`)
+    default:
+      return `${sourceName}_${t.kind}`
   }
 }
 
@@ -104,7 +107,9 @@ export function parsePartitionExpression(text: string): PartitionFieldInput {
   m = /^(bucket|truncate)\s*\(\s*(\d+)\s*,\s*([^(),\s]+)\s*\)$/.exec(t)
   if (m) return { source: m[3], transform: `${m[1]}[${m[2]}]` }
   if (/^[^(),\s]+$/.test(t)) return { source: t, transform: 'identity' }
-  throw new PartitionSpecError(`cannot parse partition ${JSON.stringify(text)}: use day(col), hour(col), month(col), year(col), bucket(N, col), truncate(W, col) or col`)
+  throw new PartitionSpecError(
+    `cannot parse partition ${JSON.stringify(text)}: use day(col), hour(col), month(col), year(col), bucket(N, col), truncate(W, col) or col`,
+  )
 }
 
 /**
@@ -227,32 +232,44 @@ function decimalString(unscaled: bigint, scale: number): string {
 export function humanString(t: Transform, type: PrimitiveTypeName, v: Value): string {
   if (v === null || v === undefined) return 'null'
   switch (t.kind) {
-    case 'year': return pad(1970 + (v as number), 4)
+    case 'year':
+      return pad(1970 + (v as number), 4)
     case 'month': {
       const m = v as number
       const y = 1970 + Math.floor(m / 12)
       return `${pad(y, 4)}-${pad(m - (y - 1970) * 12 + 1)}`
     }
-    case 'day': return dateString(v as number)
+    case 'day':
+      return dateString(v as number)
     case 'hour': {
       const h = v as number
       const days = Math.floor(h / 24)
       return `${dateString(days)}-${pad(h - days * 24)}`
     }
-    default: break
+    default:
+      break
   }
   const p = parsePrimitive(type)
   switch (p.kind) {
-    case 'date': return dateString(v as number)
-    case 'time': return timeString(v as bigint)
-    case 'timestamp': case 'timestamptz':
+    case 'date':
+      return dateString(v as number)
+    case 'time':
+      return timeString(v as bigint)
+    case 'timestamp':
+    case 'timestamptz':
       return timestampString(v as bigint, p.kind === 'timestamptz')
-    case 'timestamp_ns': case 'timestamptz_ns':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       return timestampString((v as bigint) / 1000n, p.kind === 'timestamptz_ns')
-    case 'decimal': return decimalString(v as bigint, p.scale)
-    case 'uuid': return uuidString(v as Uint8Array)
-    case 'fixed': case 'binary': return base64(v as Uint8Array)
-    default: return String(v)
+    case 'decimal':
+      return decimalString(v as bigint, p.scale)
+    case 'uuid':
+      return uuidString(v as Uint8Array)
+    case 'fixed':
+    case 'binary':
+      return base64(v as Uint8Array)
+    default:
+      return String(v)
   }
 }
 
@@ -265,7 +282,5 @@ function quotePlus(s: string): string {
 
 /** The Hive-style partition path, e.g. `ts_day=2026-09-21` or `region=eu/ts_hour=2026-09-21-12`. */
 export function partitionPath(bound: BoundPartitionField[], record: PartitionRecord): string {
-  return bound
-    .map((b) => `${quotePlus(b.field.name)}=${quotePlus(humanString(b.transform, b.type, record[b.field.name] ?? null))}`)
-    .join('/')
+  return bound.map((b) => `${quotePlus(b.field.name)}=${quotePlus(humanString(b.transform, b.type, record[b.field.name] ?? null))}`).join('/')
 }

@@ -10,8 +10,7 @@ export type TimestampType = 'timestamp' | 'timestamptz' | 'timestamp_ns' | 'time
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
 const TIME = /^(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?$/
-const TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))?$/
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))?$/
 
 const MICROS_PER_SECOND = 1_000_000n
 const NANOS_PER_SECOND = 1_000_000_000n

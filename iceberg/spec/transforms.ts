@@ -32,15 +32,33 @@ export function parseTransform(text: string): Transform {
 
 export function transformToString(t: Transform): string {
   switch (t.kind) {
-    case 'bucket': return `bucket[${t.n}]`
-    case 'truncate': return `truncate[${t.width}]`
-    case 'unknown': return t.name
-    default: return t.kind
+    case 'bucket':
+      return `bucket[${t.n}]`
+    case 'truncate':
+      return `truncate[${t.width}]`
+    case 'unknown':
+      return t.name
+    default:
+      return t.kind
   }
 }
 
 const TIME_SOURCES = new Set(['date', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns'])
-const BUCKET_SOURCES = new Set(['int', 'long', 'decimal', 'date', 'time', 'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns', 'string', 'uuid', 'fixed', 'binary'])
+const BUCKET_SOURCES = new Set([
+  'int',
+  'long',
+  'decimal',
+  'date',
+  'time',
+  'timestamp',
+  'timestamptz',
+  'timestamp_ns',
+  'timestamptz_ns',
+  'string',
+  'uuid',
+  'fixed',
+  'binary',
+])
 
 /** Why `t` cannot apply to a source of type `source`, or null when it can (spec's "Source types"). */
 export function transformProblem(t: Transform, source: IcebergType): string | null {
@@ -49,7 +67,9 @@ export function transformProblem(t: Transform, source: IcebergType): string | nu
   switch (t.kind) {
     case 'identity':
       return ['geometry', 'geography', 'variant', 'unknown'].includes(kind) ? `identity cannot partition a ${source} column` : null
-    case 'year': case 'month': case 'day':
+    case 'year':
+    case 'month':
+    case 'day':
       return TIME_SOURCES.has(kind) ? null : `${t.kind} needs a date or timestamp column, not ${source}`
     case 'hour':
       return TIME_SOURCES.has(kind) && kind !== 'date' ? null : `hour needs a timestamp column, not ${source}`
@@ -71,9 +91,15 @@ export function transformProblem(t: Transform, source: IcebergType): string | nu
  */
 export function resultType(t: Transform, source: PrimitiveTypeName): PrimitiveTypeName {
   switch (t.kind) {
-    case 'identity': case 'truncate': case 'void': case 'unknown': return source
-    case 'day': return 'date'
-    default: return 'int'
+    case 'identity':
+    case 'truncate':
+    case 'void':
+    case 'unknown':
+      return source
+    case 'day':
+      return 'date'
+    default:
+      return 'int'
   }
 }
 
@@ -84,7 +110,7 @@ const MICROS_PER_DAY = 86_400_000_000n
 
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q
 }
 
 function toMicros(kind: string, v: bigint): bigint {
@@ -116,8 +142,10 @@ function murmur3(bytes: Uint8Array): number {
   let k = 0
   const tail = blocks * 4
   switch (bytes.length & 3) {
-    case 3: k ^= bytes[tail + 2] << 16 // falls through
-    case 2: k ^= bytes[tail + 1] << 8 // falls through
+    case 3:
+      k ^= bytes[tail + 2] << 16 // falls through
+    case 2:
+      k ^= bytes[tail + 1] << 8 // falls through
     case 1:
       k ^= bytes[tail]
       k = Math.imul(k, c1)
@@ -157,15 +185,23 @@ export function minBigEndian(v: bigint): Uint8Array {
 export function hashValue(source: PrimitiveTypeName, v: Value): number {
   const kind = parsePrimitive(source).kind
   switch (kind) {
-    case 'int': case 'date': case 'long': case 'time':
+    case 'int':
+    case 'date':
+    case 'long':
+    case 'time':
       return murmur3(longBytes(BigInt(v as number | bigint)))
-    case 'timestamp': case 'timestamptz': case 'timestamp_ns': case 'timestamptz_ns':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       return murmur3(longBytes(toMicros(kind, v as bigint)))
     case 'decimal':
       return murmur3(minBigEndian(v as bigint))
     case 'string':
       return murmur3(new TextEncoder().encode(v as string))
-    case 'uuid': case 'fixed': case 'binary':
+    case 'uuid':
+    case 'fixed':
+    case 'binary':
       return murmur3(v as Uint8Array)
     default:
       throw new TransformError(`bucket cannot hash a ${source} value`)
@@ -188,7 +224,8 @@ export function applyTransform(t: Transform, source: PrimitiveTypeName, v: Value
     case 'hour':
       if (kind === 'date') throw new TransformError('hour cannot apply to a date')
       return Number(floorDiv(toMicros(kind, BigInt(v as bigint)), MICROS_PER_HOUR))
-    case 'month': case 'year': {
+    case 'month':
+    case 'year': {
       const [y, m] = civilFromDays(epochDay(kind, v))
       return t.kind === 'year' ? y - 1970 : (y - 1970) * 12 + (m - 1)
     }
@@ -207,14 +244,17 @@ function truncate(kind: string, width: number, v: Value): Value {
       const n = v as number
       return n - (((n % width) + width) % width)
     }
-    case 'long': case 'decimal': {
+    case 'long':
+    case 'decimal': {
       const n = v as bigint
       const w = BigInt(width)
       return n - (((n % w) + w) % w)
     }
     case 'string': {
       // At most `width` code points, never splitting a surrogate pair.
-      return Array.from(v as string).slice(0, width).join('')
+      return Array.from(v as string)
+        .slice(0, width)
+        .join('')
     }
     case 'binary':
       return (v as Uint8Array).slice(0, width)

@@ -52,8 +52,22 @@ export type Primitive =
   | { kind: 'geography'; crs?: string; algorithm?: string }
 
 const SIMPLE = new Set([
-  'boolean', 'int', 'long', 'float', 'double', 'date', 'time', 'string', 'uuid', 'binary', 'unknown', 'variant',
-  'timestamp', 'timestamptz', 'timestamp_ns', 'timestamptz_ns',
+  'boolean',
+  'int',
+  'long',
+  'float',
+  'double',
+  'date',
+  'time',
+  'string',
+  'uuid',
+  'binary',
+  'unknown',
+  'variant',
+  'timestamp',
+  'timestamptz',
+  'timestamp_ns',
+  'timestamptz_ns',
 ])
 
 /** Thrown for a type string the spec does not define. */
@@ -109,15 +123,6 @@ export function isPrimitive(t: IcebergType): t is PrimitiveTypeName {
  * struct → object keyed by field name;  list → array;  map → Array<[key, value]>
  * unknown → always null
  */
-export type Value =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | Value[]
-  | Array<[Value, Value]>
-  | { [name: string]: Value }
+export type Value = null | boolean | number | bigint | string | Uint8Array | Value[] | Array<[Value, Value]> | { [name: string]: Value }
 
 export type Row = { [name: string]: Value }

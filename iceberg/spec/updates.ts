@@ -5,9 +5,7 @@
 
 import type { PartitionSpec } from './partition.ts'
 import { lastAssignedFieldId } from './partition.ts'
-import {
-  branchSnapshotId, MetadataError, type MetadataLogEntry, type Snapshot, type SnapshotRef, type SortOrder, type TableMetadata,
-} from './metadata.ts'
+import { branchSnapshotId, MetadataError, type MetadataLogEntry, type Snapshot, type SnapshotRef, type SortOrder, type TableMetadata } from './metadata.ts'
 import type { IcebergType, NestedField, Schema } from './types.ts'
 
 export type TableUpdate =
@@ -86,8 +84,7 @@ function highestFieldId(fields: NestedField[]): number {
 }
 
 /** Same fields, ids, types and docs (schema-id aside): Java reuses such a schema instead of adding it. */
-const sameStruct = (a: Schema, b: Schema) =>
-  JSON.stringify({ ...a, 'schema-id': 0 }) === JSON.stringify({ ...b, 'schema-id': 0 })
+const sameStruct = (a: Schema, b: Schema) => JSON.stringify({ ...a, 'schema-id': 0 }) === JSON.stringify({ ...b, 'schema-id': 0 })
 
 export interface ApplyOptions {
   /** Clock for last-updated-ms and snapshot-log entries of refs to older snapshots. */
@@ -123,7 +120,8 @@ export function applyUpdates(base: TableMetadata, updates: TableUpdate[], option
         m['table-uuid'] = u.uuid
         break
       case 'upgrade-format-version':
-        if (u['format-version'] < m['format-version']) throw new MetadataError(`cannot downgrade format-version ${m['format-version']} to ${u['format-version']}`)
+        if (u['format-version'] < m['format-version'])
+          throw new MetadataError(`cannot downgrade format-version ${m['format-version']} to ${u['format-version']}`)
         m['format-version'] = u['format-version']
         if (u['format-version'] === 3) m['next-row-id'] ??= 0n
         break
@@ -147,7 +145,10 @@ export function applyUpdates(base: TableMetadata, updates: TableUpdate[], option
       }
       case 'add-spec': {
         const id = Math.max(-1, ...m['partition-specs'].map((s) => s['spec-id'])) + 1
-        const spec = { ...u.spec, 'spec-id': u.spec['spec-id'] >= 0 && !m['partition-specs'].some((s) => s['spec-id'] === u.spec['spec-id']) ? u.spec['spec-id'] : id }
+        const spec = {
+          ...u.spec,
+          'spec-id': u.spec['spec-id'] >= 0 && !m['partition-specs'].some((s) => s['spec-id'] === u.spec['spec-id']) ? u.spec['spec-id'] : id,
+        }
         m['partition-specs'].push(spec)
         m['last-partition-id'] = Math.max(m['last-partition-id'], lastAssignedFieldId(spec))
         lastAddedSpecId = spec['spec-id']

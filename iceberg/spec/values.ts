@@ -15,8 +15,17 @@ import { describe, typeName } from './describe.ts'
 import { isLosslessNumber, numberText } from './json.ts'
 import { parseDate, parseTime, parseTimestamp } from './temporal.ts'
 import {
-  isPrimitive, parsePrimitive, UnknownTypeError,
-  type IcebergType, type ListType, type MapType, type NestedField, type Primitive, type Row, type StructType, type Value,
+  isPrimitive,
+  parsePrimitive,
+  UnknownTypeError,
+  type IcebergType,
+  type ListType,
+  type MapType,
+  type NestedField,
+  type Primitive,
+  type Row,
+  type StructType,
+  type Value,
 } from './types.ts'
 
 export type RejectReason = 'missing_required' | 'unknown_field' | 'type_mismatch' | 'unsupported_type' | 'not_an_object'
@@ -252,7 +261,9 @@ function keyIdentity(v: Value): string {
   if (typeof v === 'string') return `s:${v}`
   if (v === null || typeof v !== 'object') return `${typeof v}:${String(v)}`
   if (Array.isArray(v)) return `[${v.map((x) => keyIdentity(x as Value)).join(';')}]`
-  return `{${Object.keys(v).map((k) => `${JSON.stringify(k)}:${keyIdentity(v[k])}`).join(';')}}`
+  return `{${Object.keys(v)
+    .map((k) => `${JSON.stringify(k)}:${keyIdentity(v[k])}`)
+    .join(';')}}`
 }
 
 // ---- primitives ----

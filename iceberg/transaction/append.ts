@@ -56,7 +56,13 @@ export async function fastAppend(catalog: Catalog, table: LoadedTable, files: Da
  * The append path shared by fastAppend and the merging append (transaction/merge-append.ts): only
  * how the snapshot's manifests are chosen from the new one and the parent's differs.
  */
-export async function appendWith(catalog: Catalog, table: LoadedTable, files: DataFile[], opts: AppendOptions, manifestsFor: AppendManifests): Promise<AppendResult> {
+export async function appendWith(
+  catalog: Catalog,
+  table: LoadedTable,
+  files: DataFile[],
+  opts: AppendOptions,
+  manifestsFor: AppendManifests,
+): Promise<AppendResult> {
   const snapshotId = opts.snapshotId ?? newSnapshotId()
   const commitUuid = opts.commitUuid ?? crypto.randomUUID()
   const done = await transact(
@@ -67,7 +73,14 @@ export async function appendWith(catalog: Catalog, table: LoadedTable, files: Da
       plan: async (base) => {
         const meta = base.metadata
         const manifestPath = manifestLocation(meta, commitUuid, 0)
-        const written = await writeManifest({ formatVersion: formatOf(meta), schema: currentSchema(meta), spec: defaultSpec(meta), snapshotId, manifestPath, entries: files.map((dataFile) => ({ dataFile })) })
+        const written = await writeManifest({
+          formatVersion: formatOf(meta),
+          schema: currentSchema(meta),
+          spec: defaultSpec(meta),
+          snapshotId,
+          manifestPath,
+          entries: files.map((dataFile) => ({ dataFile })),
+        })
         await base.io.write(manifestPath, written.bytes, 'application/octet-stream')
         return written.manifest
       },

@@ -34,7 +34,10 @@ export function documentChange(base: TableMetadata, docs: { table?: string; colu
     const fields = schema.fields.map((f) => (f.name in columns ? { ...f, doc: columns[f.name] } : f))
     const schemaId = Math.max(...base.schemas.map((s) => s['schema-id'])) + 1
     requirements.push({ type: 'assert-current-schema-id', 'current-schema-id': schema['schema-id'] })
-    updates.push({ action: 'add-schema', schema: { ...schema, 'schema-id': schemaId, fields }, 'last-column-id': base['last-column-id'] }, { action: 'set-current-schema', 'schema-id': -1 })
+    updates.push(
+      { action: 'add-schema', schema: { ...schema, 'schema-id': schemaId, fields }, 'last-column-id': base['last-column-id'] },
+      { action: 'set-current-schema', 'schema-id': -1 },
+    )
   }
   if (docs.table !== undefined) updates.push({ action: 'set-properties', updates: { comment: docs.table } })
   return { requirements, updates }

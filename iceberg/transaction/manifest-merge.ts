@@ -163,7 +163,13 @@ export class ManifestMerger {
         } else if (e.status === ADDED && e.snapshotId === snapshotId) {
           entries.push(e)
         } else {
-          entries.push({ status: EXISTING, snapshotId: e.snapshotId, sequenceNumber: e.sequenceNumber, fileSequenceNumber: e.fileSequenceNumber, dataFile: e.dataFile })
+          entries.push({
+            status: EXISTING,
+            snapshotId: e.snapshotId,
+            sequenceNumber: e.sequenceNumber,
+            fileSequenceNumber: e.fileSequenceNumber,
+            dataFile: e.dataFile,
+          })
         }
       }
     }
@@ -172,7 +178,8 @@ export class ManifestMerger {
     // A merge must carry every live file of its bin: counts differing means a manifest was misread.
     const expected = bin.reduce((n, m) => n + live(m), 0)
     const known = bin.every((m) => m.addedFilesCount !== null && m.existingFilesCount !== null) // v1 lists may leave counts out
-    if (known && live(written.manifest) !== expected) throw new Error(`manifest merge wrote ${live(written.manifest)} live files for ${expected} in ${bin.length} manifests`)
+    if (known && live(written.manifest) !== expected)
+      throw new Error(`manifest merge wrote ${live(written.manifest)} live files for ${expected} in ${bin.length} manifests`)
     this.written.push(manifestPath)
     await base.io.write(manifestPath, written.bytes, 'application/octet-stream')
     this.merged.set(key, written.manifest)

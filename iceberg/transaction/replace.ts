@@ -18,8 +18,16 @@ import { type Catalog, type LoadedTable } from '../catalog/index.ts'
 import { PlanStale, transact, type Change, type RetryPolicy, type TransactOptions } from './transact.ts'
 import {
   hasLiveFiles,
-  DELETED, EXISTING, inheritFromManifest, readManifest, readManifestList, writeManifest, writeManifestList,
-  type DataFile, type ManifestEntry, type ManifestFile,
+  DELETED,
+  EXISTING,
+  inheritFromManifest,
+  readManifest,
+  readManifestList,
+  writeManifest,
+  writeManifestList,
+  type DataFile,
+  type ManifestEntry,
+  type ManifestFile,
 } from '../manifest/manifest.ts'
 import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
 import type { PartitionRecord } from '../spec/partition.ts'
@@ -65,7 +73,10 @@ export async function readLiveFiles(table: LoadedTable, cache: ManifestCache = n
 /** A stable text key of a partition tuple within a spec. */
 export function partitionKey(specId: number, p: PartitionRecord): string {
   const value = (v: unknown) => (v instanceof Uint8Array ? `b:${Array.from(v).join(',')}` : typeof v === 'bigint' ? `n:${v}` : JSON.stringify(v))
-  return `${specId}|${Object.keys(p).sort().map((k) => `${k}=${value(p[k])}`).join('/')}`
+  return `${specId}|${Object.keys(p)
+    .sort()
+    .map((k) => `${k}=${value(p[k])}`)
+    .join('/')}`
 }
 
 export interface ReplaceInput {
@@ -164,8 +175,12 @@ export async function prepareReplace(table: LoadedTable, input: ReplaceInput): P
   for (const [specId, files] of bySpec) {
     const manifestPath = manifestLocation(table.metadata, commitUuid, n++)
     const m = await writeManifest({
-      formatVersion: formatOf(table.metadata), schema: currentSchema(table.metadata), spec: specOf(table.metadata, specId),
-      snapshotId, manifestPath, entries: files.map((dataFile) => ({ dataFile })),
+      formatVersion: formatOf(table.metadata),
+      schema: currentSchema(table.metadata),
+      spec: specOf(table.metadata, specId),
+      snapshotId,
+      manifestPath,
+      entries: files.map((dataFile) => ({ dataFile })),
     })
     written.push(manifestPath)
     await table.io.write(manifestPath, m.bytes, 'application/octet-stream')
@@ -193,16 +208,23 @@ export async function prepareReplace(table: LoadedTable, input: ReplaceInput): P
       if (!out) {
         const entries = files.data
           .filter((x) => x.manifest.manifestPath === m.manifestPath)
-          .map(({ entry: e }): ManifestEntry => ({
-            status: input.deleted.has(e.dataFile.filePath) ? DELETED : EXISTING,
-            snapshotId: input.deleted.has(e.dataFile.filePath) ? snapshotId : e.snapshotId,
-            sequenceNumber: e.sequenceNumber,
-            fileSequenceNumber: e.fileSequenceNumber,
-            dataFile: e.dataFile,
-          }))
+          .map(
+            ({ entry: e }): ManifestEntry => ({
+              status: input.deleted.has(e.dataFile.filePath) ? DELETED : EXISTING,
+              snapshotId: input.deleted.has(e.dataFile.filePath) ? snapshotId : e.snapshotId,
+              sequenceNumber: e.sequenceNumber,
+              fileSequenceNumber: e.fileSequenceNumber,
+              dataFile: e.dataFile,
+            }),
+          )
         const manifestPath = manifestLocation(base.metadata, commitUuid, n++)
         const w = await writeManifest({
-          formatVersion, schema: currentSchema(base.metadata), spec: specOf(base.metadata, m.partitionSpecId), snapshotId, manifestPath, entries,
+          formatVersion,
+          schema: currentSchema(base.metadata),
+          spec: specOf(base.metadata, m.partitionSpecId),
+          snapshotId,
+          manifestPath,
+          entries,
         })
         written.push(manifestPath)
         await base.io.write(manifestPath, w.bytes, 'application/octet-stream')
@@ -211,7 +233,12 @@ export async function prepareReplace(table: LoadedTable, input: ReplaceInput): P
       manifests.push(out)
     }
     const list = await writeManifestList({
-      formatVersion, snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId, manifests,
+      formatVersion,
+      snapshotId,
+      parentSnapshotId: plan.parentSnapshotId,
+      sequenceNumber: plan.sequenceNumber,
+      firstRowId: plan.firstRowId,
+      manifests,
     })
     const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
     written.push(listPath)

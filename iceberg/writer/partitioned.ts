@@ -37,7 +37,10 @@ export class PartitionedWriter {
   private readonly files = new Map<string, OpenFile>()
   rows = 0
 
-  constructor(private readonly table: { metadata: TableMetadata }, private readonly compression: Compression) {
+  constructor(
+    private readonly table: { metadata: TableMetadata },
+    private readonly compression: Compression,
+  ) {
     this.schema = currentSchema(table.metadata)
     const spec = defaultSpec(table.metadata)
     this.bound = spec.fields.length > 0 ? bindSpec(spec, this.schema) : null
@@ -133,10 +136,15 @@ function flatValue(field: NestedField): (col: Extract<ColumnData, { kind: 'flat'
   return (col, k) => {
     const d = col.data
     switch (d.physical) {
-      case 'BOOLEAN': return d.values[k] === 1
-      case 'INT32': return decimal ? BigInt(d.values[k]) : d.values[k]
-      case 'INT64': return d.values[k]
-      case 'FLOAT': case 'DOUBLE': return d.values[k]
+      case 'BOOLEAN':
+        return d.values[k] === 1
+      case 'INT32':
+        return decimal ? BigInt(d.values[k]) : d.values[k]
+      case 'INT64':
+        return d.values[k]
+      case 'FLOAT':
+      case 'DOUBLE':
+        return d.values[k]
       case 'BYTE_ARRAY': {
         const bytes = d.bytes.subarray(d.offsets[k], d.offsets[k + 1])
         return field.type === 'string' ? text.decode(bytes) : bytes
@@ -153,6 +161,9 @@ function flatValue(field: NestedField): (col: Extract<ColumnData, { kind: 'flat'
 }
 
 /** Writes the encoded files to the table's storage (one PUT each, in parallel). */
-export async function uploadDataFiles(table: { io: { write(path: string, bytes: Uint8Array, contentType?: string): Promise<unknown> } }, files: EncodedFile[]): Promise<void> {
+export async function uploadDataFiles(
+  table: { io: { write(path: string, bytes: Uint8Array, contentType?: string): Promise<unknown> } },
+  files: EncodedFile[],
+): Promise<void> {
   await Promise.all(files.map((f) => table.io.write(f.dataFile.filePath, f.bytes, 'application/vnd.apache.parquet')))
 }

@@ -32,9 +32,11 @@ function sliceColumn(col: ColumnData, from: number, to: number): ColumnData {
   const present = col.present ? col.present.subarray(from, to) : null
   const d = col.data
   const data: ColumnValues =
-    d.physical === 'BYTE_ARRAY' ? { physical: 'BYTE_ARRAY', offsets: d.offsets.subarray(k0, k1 + 1), bytes: d.bytes }
-    : d.physical === 'FIXED_LEN_BYTE_ARRAY' ? { physical: 'FIXED_LEN_BYTE_ARRAY', width: d.width, bytes: d.bytes.subarray(k0 * d.width, k1 * d.width) }
-    : ({ physical: d.physical, values: d.values.subarray(k0, k1) } as ColumnValues)
+    d.physical === 'BYTE_ARRAY'
+      ? { physical: 'BYTE_ARRAY', offsets: d.offsets.subarray(k0, k1 + 1), bytes: d.bytes }
+      : d.physical === 'FIXED_LEN_BYTE_ARRAY'
+        ? { physical: 'FIXED_LEN_BYTE_ARRAY', width: d.width, bytes: d.bytes.subarray(k0 * d.width, k1 * d.width) }
+        : ({ physical: d.physical, values: d.values.subarray(k0, k1) } as ColumnValues)
   return { kind: 'flat', present, count: k1 - k0, data }
 }
 
@@ -68,10 +70,14 @@ function copyRows(col: ColumnData, to: ColumnBuilder, indices: ArrayLike<number>
     valueOf = (row) => (present[row] ? at[row] : -1)
   } else valueOf = (row) => row
   const data = col.data
-  const raw = data.physical === 'BYTE_ARRAY' ? data.bytes
-    : data.physical === 'FIXED_LEN_BYTE_ARRAY' ? data.bytes
-    : data.physical === 'BOOLEAN' ? data.values
-    : new Uint8Array(data.values.buffer, data.values.byteOffset, data.values.byteLength)
+  const raw =
+    data.physical === 'BYTE_ARRAY'
+      ? data.bytes
+      : data.physical === 'FIXED_LEN_BYTE_ARRAY'
+        ? data.bytes
+        : data.physical === 'BOOLEAN'
+          ? data.values
+          : new Uint8Array(data.values.buffer, data.values.byteOffset, data.values.byteLength)
   const width = to.width
   for (let i = 0; i < indices.length; i++) {
     const k = valueOf(indices[i])

@@ -57,7 +57,15 @@ const median = (xs: number[]) => {
   return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
-interface Plan { median_ms: number; plan_ms: number[]; files: bigint; manifests: bigint; snapshots: bigint; row_count?: bigint; sum?: bigint }
+interface Plan {
+  median_ms: number
+  plan_ms: number[]
+  files: bigint
+  manifests: bigint
+  snapshots: bigint
+  row_count?: bigint
+  sum?: bigint
+}
 
 async function oneRowFile(table: LoadedTable, id: number, compression: Compression): Promise<DataFile> {
   const { bytes, metrics } = writeDataFile(currentSchema(table.metadata), [{ id: BigInt(id), name: `row ${id}` }], { compression })
@@ -79,7 +87,8 @@ async function manifestCount(table: LoadedTable): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!Number.isSafeInteger(ROLLS) || ROLLS < 1 || !Number.isSafeInteger(SWEEP_EVERY) || SWEEP_EVERY < 1) throw new Error('BENCH_ROLLS and BENCH_SWEEP_EVERY must be positive integers')
+  if (!Number.isSafeInteger(ROLLS) || ROLLS < 1 || !Number.isSafeInteger(SWEEP_EVERY) || SWEEP_EVERY < 1)
+    throw new Error('BENCH_ROLLS and BENCH_SWEEP_EVERY must be positive integers')
   const cleanup = new Cleanup()
   deadline(cleanup, DEADLINE_MS, 'bench:age')
   const dir = mkdtempSync(join(tmpdir(), 'lhbox-bench-age-'))
@@ -94,12 +103,18 @@ async function main(): Promise<void> {
     const pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
     cleanup.add(() => pool.end())
     const { endpoint, region, accessKeyId, secretAccessKey } = s3.config
-    const catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${s3.config.bucket}/warehouse`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+    const catalog = new SqlCatalog({
+      name: CATALOG,
+      sql: pool,
+      warehouseLocation: `s3://${s3.config.bucket}/warehouse`,
+      io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+    })
     const compression = await loadZstd()
     const quiet = jsonLogger({}, () => {})
     const script = join(dirname(fileURLToPath(import.meta.url)), 'age_plan.py')
     const pyArgs = sqlCatalogArgs({ databaseUrl: postgres.url, catalogName: CATALOG, s3: s3.config })
-    const pyPlan = async (read = false): Promise<Plan> => toExact(await runPython(script, [...pyArgs, `${NS}.${NAME}`, ...(read ? ['--read', 'id'] : [])], undefined, { timeoutMs: 600_000 }))
+    const pyPlan = async (read = false): Promise<Plan> =>
+      toExact(await runPython(script, [...pyArgs, `${NS}.${NAME}`, ...(read ? ['--read', 'id'] : [])], undefined, { timeoutMs: 600_000 }))
     const sink = { id: NAME, table: { namespace: NS, name: NAME } } as SinkView
 
     // Warm up on a table of its own, so rolls 1–WINDOW are not timed while the code is still cold.
@@ -128,7 +143,10 @@ async function main(): Promise<void> {
         sweeps.push({ ...r, at: i, manifests: await manifestCount(table), snapshots: table.metadata.snapshots.length })
         if (sweeps.length === 1) planFirstSweep = await pyPlan()
       }
-      if (i % 1000 === 0) log(`${fmt(i)} rolls in ${((performance.now() - started) / 1000).toFixed(0)} s; last commit ${commit.at(-1)!.toFixed(1)} ms; ${table.metadata.snapshots.length} snapshots, ${await manifestCount(table)} manifests`)
+      if (i % 1000 === 0)
+        log(
+          `${fmt(i)} rolls in ${((performance.now() - started) / 1000).toFixed(0)} s; last commit ${commit.at(-1)!.toFixed(1)} ms; ${table.metadata.snapshots.length} snapshots, ${await manifestCount(table)} manifests`,
+        )
     }
     const rollSeconds = (performance.now() - started) / 1000
     const final = await pyPlan()
@@ -156,15 +174,26 @@ async function main(): Promise<void> {
     const last = commit.slice(-WINDOW)
     const lastFrom = Math.max(1, ROLLS - WINDOW + 1)
     const [l1, l5, l15] = loadavg()
-    console.log(`bench:age — ${fmt(ROLLS)} one-row appends through appendFiles (SQL catalog: Postgres + s3rver, loopback) in ${rollSeconds.toFixed(0)} s; sweep every ${fmt(SWEEP_EVERY)} (compact, rewrite manifests, expire to 20, clean up)`)
-    console.log(`commit median:  rolls 1–${Math.min(WINDOW, ROLLS)} ${median(first).toFixed(1)} ms; at ${fmt(ROLLS)} rolls (the ${WINDOW} after its sweep) ${median(after).toFixed(1)} ms → ${(median(after) / median(first)).toFixed(2)}× (target ≤ 1.3×)`)
-    console.log(`                rolls ${fmt(lastFrom)}–${fmt(ROLLS)}, the end of a sweep cycle (${fmt(SWEEP_EVERY)} more snapshots in metadata.json): ${median(last).toFixed(1)} ms (${(median(last) / median(first)).toFixed(2)}×)`)
+    console.log(
+      `bench:age — ${fmt(ROLLS)} one-row appends through appendFiles (SQL catalog: Postgres + s3rver, loopback) in ${rollSeconds.toFixed(0)} s; sweep every ${fmt(SWEEP_EVERY)} (compact, rewrite manifests, expire to 20, clean up)`,
+    )
+    console.log(
+      `commit median:  rolls 1–${Math.min(WINDOW, ROLLS)} ${median(first).toFixed(1)} ms; at ${fmt(ROLLS)} rolls (the ${WINDOW} after its sweep) ${median(after).toFixed(1)} ms → ${(median(after) / median(first)).toFixed(2)}× (target ≤ 1.3×)`,
+    )
+    console.log(
+      `                rolls ${fmt(lastFrom)}–${fmt(ROLLS)}, the end of a sweep cycle (${fmt(SWEEP_EVERY)} more snapshots in metadata.json): ${median(last).toFixed(1)} ms (${(median(last) / median(first)).toFixed(2)}×)`,
+    )
     const p100 = planAt100!
     const shape = (p: Plan) => `${p.manifests} manifests, ${p.files} files, ${p.snapshots} snapshots`
     console.log(`PyIceberg plan_files, median of 5 (manifest cache cleared each time):`)
     console.log(`  at ${fmt(Math.min(100, ROLLS))} rolls:      ${p100.median_ms.toFixed(1)} ms  (${shape(p100)})`)
-    console.log(`  at ${fmt(ROLLS)} rolls:   ${final.median_ms.toFixed(1)} ms  (${shape(final)})  → ${(final.median_ms / p100.median_ms).toFixed(2)}× (target ≤ 1.3×)`)
-    if (planBeforeLast) console.log(`  at ${fmt(ROLLS)} rolls, before that sweep: ${planBeforeLast.median_ms.toFixed(1)} ms  (${shape(planBeforeLast)})  → ${(planBeforeLast.median_ms / p100.median_ms).toFixed(2)}×`)
+    console.log(
+      `  at ${fmt(ROLLS)} rolls:   ${final.median_ms.toFixed(1)} ms  (${shape(final)})  → ${(final.median_ms / p100.median_ms).toFixed(2)}× (target ≤ 1.3×)`,
+    )
+    if (planBeforeLast)
+      console.log(
+        `  at ${fmt(ROLLS)} rolls, before that sweep: ${planBeforeLast.median_ms.toFixed(1)} ms  (${shape(planBeforeLast)})  → ${(planBeforeLast.median_ms / p100.median_ms).toFixed(2)}×`,
+      )
     if (sweeps.length) {
       const s = sweeps[0]
       console.log(`manifests after maintain at ${fmt(s.at)} rolls: ${s.manifests} (PyIceberg: ${planFirstSweep!.manifests}; target ≤ 4)`)
@@ -175,7 +204,9 @@ async function main(): Promise<void> {
     console.log(`load average: ${l1.toFixed(2)} ${l5.toFixed(2)} ${l15.toFixed(2)} (1/5/15 min)`)
     console.log(`sweeps:   at  expired  compacted  manifests replaced→created  seconds  → snapshots manifests`)
     for (const s of sweeps) {
-      console.log(`${fmt(s.at).padStart(7)} ${String(s.snapshotsExpired).padStart(8)} ${String(s.filesCompacted).padStart(10)} ${String(s.manifestsRewritten).padStart(12)}→${String(s.manifestsCreated).padEnd(11)} ${s.seconds.toFixed(2).padStart(8)}    ${String(s.snapshots).padStart(9)} ${String(s.manifests).padStart(9)}`)
+      console.log(
+        `${fmt(s.at).padStart(7)} ${String(s.snapshotsExpired).padStart(8)} ${String(s.filesCompacted).padStart(10)} ${String(s.manifestsRewritten).padStart(12)}→${String(s.manifestsCreated).padEnd(11)} ${s.seconds.toFixed(2).padStart(8)}    ${String(s.snapshots).padStart(9)} ${String(s.manifests).padStart(9)}`,
+      )
     }
   } finally {
     await cleanup.run()

@@ -105,7 +105,12 @@ async function main(): Promise<void> {
     const pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
     stops.push(() => pool.end())
     const { endpoint, region, accessKeyId, secretAccessKey } = s3.config
-    const catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${s3.config.bucket}/warehouse`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+    const catalog = new SqlCatalog({
+      name: CATALOG,
+      sql: pool,
+      warehouseLocation: `s3://${s3.config.bucket}/warehouse`,
+      io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+    })
     const compression = await loadZstd()
     const quiet = jsonLogger({}, () => {})
 
@@ -120,13 +125,31 @@ async function main(): Promise<void> {
         let sweep = ''
         if (maintained) {
           const sink = { id: name, table: { namespace: NS, name } } as SinkView
-          const r = await maintainTable(sink, catalog, { retainSnapshots: 20, targetFileSizeBytes: 128 * 1024 * 1024, orphanOlderThanMs: 24 * 3600_000 }, quiet, { retry: RETRY })
+          const r = await maintainTable(
+            sink,
+            catalog,
+            { retainSnapshots: 20, targetFileSizeBytes: 128 * 1024 * 1024, orphanOlderThanMs: 24 * 3600_000 },
+            quiet,
+            { retry: RETRY },
+          )
           sweep = `; sweep: ${r.snapshotsExpired} expired, ${r.filesDeleted} files deleted, ${r.filesCompacted} compacted in ${r.seconds.toFixed(2)} s`
           table = await catalog.loadTable(table.identifier)
         }
         const s = await shape(table)
-        subjects.push({ size, maintained, id: table.identifier, metadataLocation: table.metadataLocation, ...s, metadataBytes: s.metadataBytes, file: await oneRowFile(table, 1_000_000, compression), load: [], commit: [] })
-        log(`${name}: ${size} appends in ${((performance.now() - t0) / 1000).toFixed(1)} s${sweep} → ${s.snapshots} snapshots, ${s.manifests} manifests, metadata ${(s.metadataBytes / 1024).toFixed(1)} KiB`)
+        subjects.push({
+          size,
+          maintained,
+          id: table.identifier,
+          metadataLocation: table.metadataLocation,
+          ...s,
+          metadataBytes: s.metadataBytes,
+          file: await oneRowFile(table, 1_000_000, compression),
+          load: [],
+          commit: [],
+        })
+        log(
+          `${name}: ${size} appends in ${((performance.now() - t0) / 1000).toFixed(1)} s${sweep} → ${s.snapshots} snapshots, ${s.manifests} manifests, metadata ${(s.metadataBytes / 1024).toFixed(1)} KiB`,
+        )
       }
     }
 
@@ -155,14 +178,20 @@ async function main(): Promise<void> {
     const of = (size: number, maintained: boolean) => subjects.find((s) => s.size === size && s.maintained === maintained)!
     const cell = (s: Subject) =>
       `${median(s.commit).toFixed(1).padStart(7)} ms ${median(s.load).toFixed(1).padStart(6)} ms  ${String(s.snapshots).padStart(4)} ${String(s.manifests).padStart(4)} ${(s.metadataBytes / 1024).toFixed(1).padStart(6)}`
-    console.log(`bench:commit — a 1-row fastAppend through the SQL catalog (Postgres + s3rver, loopback); medians of ${SAMPLES} samples, each on the same history`)
+    console.log(
+      `bench:commit — a 1-row fastAppend through the SQL catalog (Postgres + s3rver, loopback); medians of ${SAMPLES} samples, each on the same history`,
+    )
     console.log(`                 without maintenance                           with maintenance (expire to 20, clean up, compact)`)
     console.log(`appends       commit    load  snaps mnfs  meta KiB          commit    load  snaps mnfs  meta KiB`)
     for (const size of SIZES) console.log(`${String(size).padStart(7)}   ${cell(of(size, false))}        ${cell(of(size, true))}`)
     const c = (size: number, m: boolean) => median(of(size, m).commit)
     const l = (size: number, m: boolean) => median(of(size, m).commit) + median(of(size, m).load)
-    console.log(`ratios (commit): 200/1 without ${(c(200, false) / c(1, false)).toFixed(2)}x, 200/1 with ${(c(200, true) / c(1, true)).toFixed(2)}x, 200 with/without ${(c(200, true) / c(200, false)).toFixed(2)}x; 20/1 without ${(c(20, false) / c(1, false)).toFixed(2)}x`)
-    console.log(`ratios (load + commit): 200/1 without ${(l(200, false) / l(1, false)).toFixed(2)}x, 200 with/without ${(l(200, true) / l(200, false)).toFixed(2)}x`)
+    console.log(
+      `ratios (commit): 200/1 without ${(c(200, false) / c(1, false)).toFixed(2)}x, 200/1 with ${(c(200, true) / c(1, true)).toFixed(2)}x, 200 with/without ${(c(200, true) / c(200, false)).toFixed(2)}x; 20/1 without ${(c(20, false) / c(1, false)).toFixed(2)}x`,
+    )
+    console.log(
+      `ratios (load + commit): 200/1 without ${(l(200, false) / l(1, false)).toFixed(2)}x, 200 with/without ${(l(200, true) / l(200, false)).toFixed(2)}x`,
+    )
   } finally {
     await stopAll()
   }

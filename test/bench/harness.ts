@@ -111,7 +111,12 @@ export function measured(cmd: string, args: string[], opts: { env?: NodeJS.Proce
   const timeFile = join(os.tmpdir(), `lhbox-bench-time-${crypto.randomUUID()}.txt`)
   const started = process.hrtime.bigint()
   return new Promise((resolve, reject) => {
-    const child = spawn(TIME, ['-f', '%U %S %M', '-o', timeFile, cmd, ...args], { cwd: ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    const child = spawn(TIME, ['-f', '%U %S %M', '-o', timeFile, cmd, ...args], {
+      cwd: ROOT,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
     children.add(child)
     let stdout = ''
     let stderr = ''
@@ -150,14 +155,21 @@ export function measured(cmd: string, args: string[], opts: { env?: NodeJS.Proce
 
 /** The last line of a child's stdout that is a JSON object, parsed losslessly (numbers as LosslessNumber). */
 export function lastJson(stdout: string, what: string): Record<string, any> {
-  const line = stdout.trim().split('\n').reverse().find((l) => l.startsWith('{'))
+  const line = stdout
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'))
   if (!line) throw new Error(`${what} printed no JSON result:\n${stdout.slice(-2000)}`)
   return parseLossless(line) as Record<string, any>
 }
 
 /** JSON log lines of a child (the roller's), parsed losslessly. */
 export function jsonLines(stdout: string): Array<Record<string, any>> {
-  return stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => parseLossless(l) as Record<string, any>)
+  return stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => parseLossless(l) as Record<string, any>)
 }
 
 /** A LosslessNumber / number / string as a JS number (for timings and counts). */
@@ -187,7 +199,12 @@ export interface ReadBackCheck {
 export async function readBack(catalogArgs: string[], checks: ReadBackCheck[]): Promise<string[]> {
   const sums = [...new Set(checks.flatMap((c) => Object.keys(c.expected.sums)))]
   const distinct = [...new Set(checks.flatMap((c) => Object.keys(c.expected.distinct ?? {})))]
-  const args = [...catalogArgs, ...checks.flatMap((c) => ['--table', c.table]), ...sums.flatMap((s) => ['--sum', s]), ...distinct.flatMap((d) => ['--distinct', d])]
+  const args = [
+    ...catalogArgs,
+    ...checks.flatMap((c) => ['--table', c.table]),
+    ...sums.flatMap((s) => ['--sum', s]),
+    ...distinct.flatMap((d) => ['--distinct', d]),
+  ]
   const out = toExact(await runPython(join(BENCH_DIR, 'readback.py'), args, undefined, { timeoutMs: 10 * 60_000 })) as ReadBackOutput
   return compareReadBack(out, checks)
 }
@@ -257,7 +274,10 @@ export interface Comparison {
  * first in odd runs, the baseline first in even ones — then the read-back of both. A run's figures
  * are logged only after its read-back passed.
  */
-export async function sideBySide<C>(b: Bench, opts: { prepare: (run: number) => Promise<C>; ours: Side<C>; baseline: Side<C>; catalogArgs: string[] }): Promise<Comparison> {
+export async function sideBySide<C>(
+  b: Bench,
+  opts: { prepare: (run: number) => Promise<C>; ours: Side<C>; baseline: Side<C>; catalogArgs: string[] },
+): Promise<Comparison> {
   const result: Comparison = { ours: [], baseline: [] }
   for (let run = 1; run <= RUNS; run++) {
     const ctx = await opts.prepare(run)
@@ -267,7 +287,8 @@ export async function sideBySide<C>(b: Bench, opts: { prepare: (run: number) => 
     const lines = await readBack(opts.catalogArgs, [opts.ours.check(ctx, run), opts.baseline.check(ctx, run)])
     result.ours.push(got.ours!)
     result.baseline.push(got.baseline!)
-    const one = (s: Side<C>, r: SideResult) => `${s.name} ${r.workSeconds.toFixed(2)} s work / ${r.wallSeconds.toFixed(2)} s process, ${fmt(r.maxRssKib / 1024)} MiB`
+    const one = (s: Side<C>, r: SideResult) =>
+      `${s.name} ${r.workSeconds.toFixed(2)} s work / ${r.wallSeconds.toFixed(2)} s process, ${fmt(r.maxRssKib / 1024)} MiB`
     b.log(`run ${run}/${RUNS} (${order[0] === 'ours' ? opts.ours.name : opts.baseline.name} first): read back OK — ${lines.join('; ')}`)
     b.log(`run ${run}/${RUNS}: ${one(opts.ours, got.ours!)}; ${one(opts.baseline, got.baseline!)}`)
   }
@@ -285,7 +306,10 @@ export function median(xs: number[]): number {
  * over the baseline, the spread of the work times, and the load average at the start and the end.
  * `rows`: what rows/s counts (the rows each side took in).
  */
-export function printSummary(b: Bench, opts: { title: string[]; rows: number; names: { ours: string; baseline: string }; results: Comparison; notes?: string[]; target?: number }): void {
+export function printSummary(
+  b: Bench,
+  opts: { title: string[]; rows: number; names: { ours: string; baseline: string }; results: Comparison; notes?: string[]; target?: number },
+): void {
   const { ours, baseline } = opts.results
   const med = (rs: SideResult[], f: (r: SideResult) => number) => median(rs.map(f))
   const work = { ours: med(ours, (r) => r.workSeconds), baseline: med(baseline, (r) => r.workSeconds) }
@@ -299,16 +323,24 @@ export function printSummary(b: Bench, opts: { title: string[]; rows: number; na
   const speed = work.baseline / work.ours
   console.log('')
   for (const t of opts.title) console.log(t)
-  console.log(`medians of ${opts.results.ours.length} runs (fresh tables each run; order alternated, ${opts.names.ours} first in runs 1, 3, …); every run read back by PyIceberg: rows and sums as expected`)
+  console.log(
+    `medians of ${opts.results.ours.length} runs (fresh tables each run; order alternated, ${opts.names.ours} first in runs 1, 3, …); every run read back by PyIceberg: rows and sums as expected`,
+  )
   console.log('')
   console.log(`  ${'side'.padEnd(w)}  ${'work s'.padStart(8)}  ${'rows/s'.padStart(10)}  ${'process s'.padStart(9)}  ${'peak RSS'.padStart(10)}`)
   console.log(row(opts.names.ours, ours, 'ours'))
   console.log(row(opts.names.baseline, baseline, 'baseline'))
   console.log('')
-  console.log(`  ratio ${opts.names.ours} / ${opts.names.baseline}: ${speed.toFixed(2)}x rows/s (work), ${(wall.baseline / wall.ours).toFixed(2)}x (process); peak RSS ${(rss.ours / rss.baseline).toFixed(2)}x`)
+  console.log(
+    `  ratio ${opts.names.ours} / ${opts.names.baseline}: ${speed.toFixed(2)}x rows/s (work), ${(wall.baseline / wall.ours).toFixed(2)}x (process); peak RSS ${(rss.ours / rss.baseline).toFixed(2)}x`,
+  )
   if (opts.target !== undefined) console.log(`  target: ours >= ${opts.target}x the baseline's rows/s (work) — ${speed >= opts.target ? 'met' : 'NOT met'}`)
-  console.log(`  work s per run: ${opts.names.ours} ${ours.map((r) => r.workSeconds.toFixed(2)).join(' ')}; ${opts.names.baseline} ${baseline.map((r) => r.workSeconds.toFixed(2)).join(' ')}`)
-  console.log('  (work = the work alone, to the committed snapshot: no interpreter start-up, imports or catalog construction; process = the whole child under /usr/bin/time)')
+  console.log(
+    `  work s per run: ${opts.names.ours} ${ours.map((r) => r.workSeconds.toFixed(2)).join(' ')}; ${opts.names.baseline} ${baseline.map((r) => r.workSeconds.toFixed(2)).join(' ')}`,
+  )
+  console.log(
+    '  (work = the work alone, to the committed snapshot: no interpreter start-up, imports or catalog construction; process = the whole child under /usr/bin/time)',
+  )
   for (const n of opts.notes ?? []) console.log(`  ${n}`)
   console.log(`  load average at the start ${loadText(b.loadStart)}; at the end ${loadText()} — a ratio is only as good as the box is quiet`)
 }
@@ -364,7 +396,10 @@ export async function copyIntake(b: BenchStack, sinkId: string, toPrefix: string
       const key = keys[i++]
       const got = await s3.get(key)
       if (!got) throw new Error(`copy: ${key} vanished`)
-      await s3.put(`${toPrefix.replace(/\/$/, '')}/${key.split('/').at(-1)}`, got.body, { contentType: got.head.contentType ?? 'application/x-ndjson', metadata: got.head.metadata })
+      await s3.put(`${toPrefix.replace(/\/$/, '')}/${key.split('/').at(-1)}`, got.body, {
+        contentType: got.head.contentType ?? 'application/x-ndjson',
+        metadata: got.head.metadata,
+      })
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
@@ -397,7 +432,12 @@ export async function rollerTick(b: BenchStack, sinkId: string, opts: { nodeFlag
   if (failed) throw new Error(`roller tick: ${failed.msg}: ${failed.error ?? ''}\n${run.stdout.slice(-3000)}`)
   const r = logs.find((l) => l.msg === 'rolled')
   const steps = Object.fromEntries(Object.entries((r?.steps_ms ?? {}) as Record<string, unknown>).map(([k, v]) => [k, num(v)]))
-  return { ...run, rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null, steps, rollCpuSeconds: r?.cpu_ms === undefined ? NaN : num(r.cpu_ms) / 1000 }
+  return {
+    ...run,
+    rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null,
+    steps,
+    rollCpuSeconds: r?.cpu_ms === undefined ? NaN : num(r.cpu_ms) / 1000,
+  }
 }
 
 // ---- the rows of common.ts rowJson -------------------------------------------------------------------

@@ -40,7 +40,23 @@ async function startBareWorker(stateDir: string, vars: Record<string, string>): 
   const inspector = await freePort()
   const require = createRequire(import.meta.url)
   const bin = join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js')
-  const args = [bin, 'dev', '--config', join(root, 'test', 'bench', 'bare-worker', 'wrangler.toml'), '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector), '--persist-to', join(stateDir, 'bare-wrangler'), '--show-interactive-dev-session=false', '--log-level', 'warn']
+  const args = [
+    bin,
+    'dev',
+    '--config',
+    join(root, 'test', 'bench', 'bare-worker', 'wrangler.toml'),
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--inspector-port',
+    String(inspector),
+    '--persist-to',
+    join(stateDir, 'bare-wrangler'),
+    '--show-interactive-dev-session=false',
+    '--log-level',
+    'warn',
+  ]
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`)
   const child = startChild('bare worker', process.execPath, args, join(stateDir, 'bare-wrangler.log'), {
     cwd: root,
@@ -108,10 +124,16 @@ async function main(): Promise<void> {
     ]
     // One request each first: a wrong setup fails here, not as 10 s of errors.
     for (const s of sides) {
-      const res = await fetch(s.url, { method: 'POST', headers: { authorization: `Bearer ${s.sendKey}`, 'content-type': 'application/json', 'idempotency-key': `probe-${s.name}` }, body })
+      const res = await fetch(s.url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.sendKey}`, 'content-type': 'application/json', 'idempotency-key': `probe-${s.name}` },
+        body,
+      })
       if (res.status !== 202) throw new Error(`${s.name}: the probe request answered ${res.status} ${await res.text()}`)
     }
-    log(`body ${body.length} bytes, ${ROWS} rows; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per side${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ''}`)
+    log(
+      `body ${body.length} bytes, ${ROWS} rows; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per side${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ''}`,
+    )
 
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? sides : [...sides].reverse()
@@ -119,7 +141,9 @@ async function main(): Promise<void> {
         if (WARMUP > 0) await load(s.url, s.sendKey, body, `warm-${s.name}-${round}`, WARMUP, CONNECTIONS)
         const r = await load(s.url, s.sendKey, body, `run-${s.name}-${round}`, DURATION, CONNECTIONS)
         s.results.push(r)
-        log(`round ${round + 1} ${s.name.padEnd(4)}: ${fmt(r.requests.average, 1)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, statuses ${JSON.stringify(statusCounts(r))}, errors ${r.errors}, timeouts ${r.timeouts}`)
+        log(
+          `round ${round + 1} ${s.name.padEnd(4)}: ${fmt(r.requests.average, 1)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, statuses ${JSON.stringify(statusCounts(r))}, errors ${r.errors}, timeouts ${r.timeouts}`,
+        )
       }
     }
 
@@ -150,18 +174,27 @@ async function main(): Promise<void> {
     const o = summary(sides[1])
     const x = summary(sides[0])
     console.log('')
-    console.log(`bench:intake — ${CONNECTIONS} connections, ${DURATION} s after ${WARMUP} s warm-up, ${ROUNDS} round(s), ${body.length}-byte body of ${ROWS} rows, loopback`)
+    console.log(
+      `bench:intake — ${CONNECTIONS} connections, ${DURATION} s after ${WARMUP} s warm-up, ${ROUNDS} round(s), ${body.length}-byte body of ${ROWS} rows, loopback`,
+    )
     console.log('')
     console.log('            req/s    p50 ms   p99 ms   requests   202      non-2xx  errors')
-    for (const [name, s] of [['ours', o], ['bare', x]] as const) {
-      console.log(`  ${name.padEnd(8)}${fmt(s.reqPerSec, 1).padStart(7)}  ${fmt(s.p50, 1).padStart(7)}  ${fmt(s.p99, 1).padStart(7)}  ${String(s.total).padStart(8)}  ${String(s.ok).padStart(7)}  ${String(s.non2xx).padStart(7)}  ${String(s.errors).padStart(6)}`)
+    for (const [name, s] of [
+      ['ours', o],
+      ['bare', x],
+    ] as const) {
+      console.log(
+        `  ${name.padEnd(8)}${fmt(s.reqPerSec, 1).padStart(7)}  ${fmt(s.p50, 1).padStart(7)}  ${fmt(s.p99, 1).padStart(7)}  ${String(s.total).padStart(8)}  ${String(s.ok).padStart(7)}  ${String(s.non2xx).padStart(7)}  ${String(s.errors).padStart(6)}`,
+      )
     }
     console.log(`  ratio ours/bare: req/s ${(o.reqPerSec / x.reqPerSec).toFixed(2)}, p50 ${(o.p50 / x.p50).toFixed(2)}, p99 ${(o.p99 / x.p99).toFixed(2)}`)
     if (ROUNDS > 1) {
       const perRound = sides[1].results.map((r, i) => (r.requests.average / sides[0].results[i].requests.average).toFixed(2))
       console.log(`  req/s ratio per round: ${perRound.join(', ')}`)
     }
-    console.log(`  load average (1 min) at the start ${loadStart.toFixed(1)}, at the end ${os.loadavg()[0].toFixed(1)}, on ${os.availableParallelism()} cores: a ratio is only as good as the box is quiet`)
+    console.log(
+      `  load average (1 min) at the start ${loadStart.toFixed(1)}, at the end ${os.loadavg()[0].toFixed(1)}, on ${os.availableParallelism()} cores: a ratio is only as good as the box is quiet`,
+    )
     console.log(`  ledger rows by state: ours ${JSON.stringify(ledger.get('ours'))}, bare ${JSON.stringify(ledger.get('bare'))} (warm-up and probe included)`)
     const bad = o.non2xx + x.non2xx + o.errors + x.errors
     if (bad > 0) {

@@ -33,8 +33,23 @@ import { fileURLToPath } from 'node:url'
 import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
 import { benchStack, fmt, rowJson, tableAndSink, type BenchStack } from './common.ts'
 import {
-  apiLossless, BENCH_DIR, centsText, copyIntake, envInt, lastJson, measured, num, printSummary, rollerTick, rowFigures, runBench, sendBatches,
-  sideBySide, startBench, type Batch, type Expected,
+  apiLossless,
+  BENCH_DIR,
+  centsText,
+  copyIntake,
+  envInt,
+  lastJson,
+  measured,
+  num,
+  printSummary,
+  rollerTick,
+  rowFigures,
+  runBench,
+  sendBatches,
+  sideBySide,
+  startBench,
+  type Batch,
+  type Expected,
 } from './harness.ts'
 
 const MiB = 1024 * 1024
@@ -96,7 +111,8 @@ function summarizeProfile(path: string): string[] {
     return r.startsWith('node_modules/') ? r.replace(/^node_modules\/((@[^/]+\/)?[^/]+)\/.*$/, '$1 (dep)') : r.startsWith('..') ? p : r
   }
   // tsx's transpiled modules report line 0 for everything: the file name alone then.
-  const keyOf = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'}  ${short(n.callFrame.url)}${n.callFrame.lineNumber > 0 ? `:${n.callFrame.lineNumber + 1}` : ''}`
+  const keyOf = (n: ProfileNode) =>
+    `${n.callFrame.functionName || '(anonymous)'}  ${short(n.callFrame.url)}${n.callFrame.lineNumber > 0 ? `:${n.callFrame.lineNumber + 1}` : ''}`
   const self = new Map<string, number>()
   const inclusive = new Map<string, number>()
   const byFile = new Map<string, number>()
@@ -130,8 +146,16 @@ function summarizeProfile(path: string): string[] {
   })
   const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1e6).toFixed(2).padStart(6)} s`
   const top = (m: Map<string, number>, n: number, filter: (k: string) => boolean = () => true) =>
-    [...m].filter(([k]) => filter(k)).sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `    ${pct(v)}  ${k}`)
-  const marks = [['start-up (modules, config, lease)', prof.startTime] as const, ...STEPS.filter((s) => firstSeen.has(s)).map((s) => [s, firstSeen.get(s)!] as const), ['after the roll (report logged, exit)', lastRollSeen] as const]
+    [...m]
+      .filter(([k]) => filter(k))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `    ${pct(v)}  ${k}`)
+  const marks = [
+    ['start-up (modules, config, lease)', prof.startTime] as const,
+    ...STEPS.filter((s) => firstSeen.has(s)).map((s) => [s, firstSeen.get(s)!] as const),
+    ['after the roll (report logged, exit)', lastRollSeen] as const,
+  ]
   const timeline = marks.map(([name, t], i) => {
     const end = i + 1 < marks.length ? marks[i + 1][1] : prof.endTime
     return `    ${((end - t) / 1e6).toFixed(2).padStart(6)} s  ${name}`
@@ -162,11 +186,15 @@ async function main(): Promise<void> {
   await runBench(b, async () => {
     if (BATCHES > MAX_BATCHES) throw new Error(`BENCH_BATCHES=${BATCHES}: a roll takes ${MAX_BATCHES} batches at most`)
     const warmup = rowJson(0, PAD)
-    const sent = figures((function* () {
-      for (const batch of batches('x')) yield* batch.lines
-    })())
+    const sent = figures(
+      (function* () {
+        for (const batch of batches('x')) yield* batch.lines
+      })(),
+    )
     if (sent.bytes > ROLL_BYTES) {
-      throw new Error(`${fmt(sent.rows)} rows are ${(sent.bytes / MiB).toFixed(1)} MiB of NDJSON, past a sink's roll_bytes (${ROLL_BYTES / MiB} MiB at most): one roll cannot take them all. Lower BENCH_BATCHES, BENCH_ROWS_PER_BATCH or BENCH_ROW_PAD.`)
+      throw new Error(
+        `${fmt(sent.rows)} rows are ${(sent.bytes / MiB).toFixed(1)} MiB of NDJSON, past a sink's roll_bytes (${ROLL_BYTES / MiB} MiB at most): one roll cannot take them all. Lower BENCH_BATCHES, BENCH_ROWS_PER_BATCH or BENCH_ROW_PAD.`,
+      )
     }
     const w = figures([warmup]) // the roller's table also holds the warm-up row
     const expected = { ours: expectOf({ rows: sent.rows + w.rows, ids: sent.ids + w.ids, cents: sent.cents + w.cents }), pyiceberg: expectOf(sent) }
@@ -189,7 +217,9 @@ async function main(): Promise<void> {
         const copyPrefix = `_bench/roll-r${run}/`
         const copied = await copyIntake(bs, sink.id, copyPrefix)
         if (copied !== BATCHES) throw new Error(`copied ${copied} intake objects, expected ${BATCHES}`)
-        b.log(`run ${run}: sent ${BATCHES} batches, ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON in ${seconds.toFixed(1)} s; lag ${view.lag.batches_waiting} batches / ${(num(view.lag.bytes_waiting) / MiB).toFixed(2)} MiB; copied for PyIceberg under ${copyPrefix}`)
+        b.log(
+          `run ${run}: sent ${BATCHES} batches, ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON in ${seconds.toFixed(1)} s; lag ${view.lag.batches_waiting} batches / ${(num(view.lag.bytes_waiting) / MiB).toFixed(2)} MiB; copied for PyIceberg under ${copyPrefix}`,
+        )
         last = { sink, pyTable: `bench.roll_py_r${run}`, copyPrefix }
         return last
       },
@@ -204,8 +234,19 @@ async function main(): Promise<void> {
           if (num(view.lag.batches_waiting) !== 0) throw new Error(`${view.lag.batches_waiting} batches still waiting after the roll`)
           // where the roll's time went: seconds at which the last batch was checked, the data file stored, the commit made, the batches deleted
           const at = (step: string) => (r.steps[step] ?? NaN) / 1000
-          const extra = { 'reloaded at s': at('reload'), 'validated at s': at('rejects'), 'file stored at s': at('data-file'), 'committed at s': at('commit'), 'deleted at s': at('before-report') }
-          return { workSeconds: num(view.last_roll.seconds), wallSeconds: r.wallSeconds, maxRssKib: r.maxRssKib, extra: { 'process cpu s': r.cpuSeconds, 'roll cpu s': r.rollCpuSeconds, ...extra } }
+          const extra = {
+            'reloaded at s': at('reload'),
+            'validated at s': at('rejects'),
+            'file stored at s': at('data-file'),
+            'committed at s': at('commit'),
+            'deleted at s': at('before-report'),
+          }
+          return {
+            workSeconds: num(view.last_roll.seconds),
+            wallSeconds: r.wallSeconds,
+            maxRssKib: r.maxRssKib,
+            extra: { 'process cpu s': r.cpuSeconds, 'roll cpu s': r.rollCpuSeconds, ...extra },
+          }
         },
         check: (c) => ({ side: 'ours', table: c.sink.table, expected: expected.ours }),
       },
@@ -214,15 +255,42 @@ async function main(): Promise<void> {
         run: async (c) => {
           const m = await measured(
             python,
-            [join(BENCH_DIR, 'pyiceberg_roll.py'), ...catalogArgs, '--source-table', c.sink.table, '--table', c.pyTable, '--bucket', bs.stack.s3.bucket, '--prefix', c.copyPrefix, '--threads', String(THREADS)],
+            [
+              join(BENCH_DIR, 'pyiceberg_roll.py'),
+              ...catalogArgs,
+              '--source-table',
+              c.sink.table,
+              '--table',
+              c.pyTable,
+              '--bucket',
+              bs.stack.s3.bucket,
+              '--prefix',
+              c.copyPrefix,
+              '--threads',
+              String(THREADS),
+            ],
             { env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' }, timeoutMs: 15 * 60_000, what: 'pyiceberg_roll.py' },
           )
           const out = lastJson(m.stdout, 'pyiceberg_roll.py')
           if (num(out.rows) !== sent.rows || num(out.added_records) !== sent.rows || num(out.batches) !== BATCHES) {
-            throw new Error(`PyIceberg appended ${out.rows} rows from ${out.batches} objects (${out.added_records} in its snapshot), expected ${sent.rows} from ${BATCHES}`)
+            throw new Error(
+              `PyIceberg appended ${out.rows} rows from ${out.batches} objects (${out.added_records} in its snapshot), expected ${sent.rows} from ${BATCHES}`,
+            )
           }
           const s = out.seconds
-          return { workSeconds: num(s.work), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra: { 'process cpu s': m.cpuSeconds, 'catalog (untimed) s': num(s.catalog), 'setup s': num(s.setup), 'list s': num(s.list), 'read+parse s': num(s.read), 'append s': num(s.append) } }
+          return {
+            workSeconds: num(s.work),
+            wallSeconds: m.wallSeconds,
+            maxRssKib: m.maxRssKib,
+            extra: {
+              'process cpu s': m.cpuSeconds,
+              'catalog (untimed) s': num(s.catalog),
+              'setup s': num(s.setup),
+              'list s': num(s.list),
+              'read+parse s': num(s.read),
+              'append s': num(s.append),
+            },
+          }
         },
         check: (c) => ({ side: 'pyiceberg', table: c.pyTable, expected: expected.pyiceberg }),
       },
@@ -234,16 +302,25 @@ async function main(): Promise<void> {
       mkdirSync(profDir, { recursive: true })
       await sendBatches(bs, last.sink, batches('prof'))
       const profiled = await rollerTick(bs, last.sink.id, { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profDir] })
-      const file = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profDir, f))[0]
-      profileLines = [`  profiled roll (not timed): ${profiled.wallSeconds.toFixed(2)} s wall, peak RSS ${fmt(profiled.maxRssKib / 1024)} MiB`, ...(file ? summarizeProfile(file) : ['  (no .cpuprofile written)'])]
+      const file = readdirSync(profDir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => join(profDir, f))[0]
+      profileLines = [
+        `  profiled roll (not timed): ${profiled.wallSeconds.toFixed(2)} s wall, peak RSS ${fmt(profiled.maxRssKib / 1024)} MiB`,
+        ...(file ? summarizeProfile(file) : ['  (no .cpuprofile written)']),
+      ]
     }
 
     printSummary(b, {
-      title: [`bench:roll — one roll of ${BATCHES} batches × ${fmt(ROWS_PER_BATCH)} rows = ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON {id long, name string, ts timestamptz, amount decimal(18,2)} + __ingest_ts, read from the bucket → one committed snapshot`],
+      title: [
+        `bench:roll — one roll of ${BATCHES} batches × ${fmt(ROWS_PER_BATCH)} rows = ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON {id long, name string, ts timestamptz, amount decimal(18,2)} + __ingest_ts, read from the bucket → one committed snapshot`,
+      ],
       rows: sent.rows,
       names: { ours: 'ours (roller)', baseline: `pyiceberg (${THREADS} threads)` },
       results,
-      notes: ['ours: the roll’s last_roll.seconds (read, validate, write, commit, delete the batches); pyiceberg: list, read+parse on threads, one table.append'],
+      notes: [
+        'ours: the roll’s last_roll.seconds (read, validate, write, commit, delete the batches); pyiceberg: list, read+parse on threads, one table.append',
+      ],
     })
     for (const l of profileLines) console.log(l)
   })

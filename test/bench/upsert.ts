@@ -27,8 +27,22 @@ import { join } from 'node:path'
 import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
 import { api, benchStack, COLUMNS, fmt, rowJson, type BenchStack } from './common.ts'
 import {
-  apiLossless, BENCH_DIR, centsText, envInt, lastJson, measured, num, printSummary, rollerTick, rowFigures, runBench, sendBatches, sideBySide,
-  startBench, type Batch, type Expected,
+  apiLossless,
+  BENCH_DIR,
+  centsText,
+  envInt,
+  lastJson,
+  measured,
+  num,
+  printSummary,
+  rollerTick,
+  rowFigures,
+  runBench,
+  sendBatches,
+  sideBySide,
+  startBench,
+  type Batch,
+  type Expected,
 } from './harness.ts'
 
 const MiB = 1024 * 1024
@@ -112,8 +126,15 @@ async function generate(dir: string): Promise<Input> {
   const changesFile = join(dir, 'changes.ndjson')
   writeFileSync(changesFile, lines.join('\n') + '\n')
   const batches: Batch[] = []
-  for (let i = 0; i < lines.length; i += BATCH_ROWS) batches.push({ id: `changes-${String(batches.length).padStart(4, '0')}`, body: `[${lines.slice(i, i + BATCH_ROWS).join(',')}]` })
-  return { baseFile, changesFile, batches, changesBytes: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0), expected: { rows: ROWS, sums: { id: ids.toString(), amount: centsText(cents) }, distinct: { id: ROWS } } }
+  for (let i = 0; i < lines.length; i += BATCH_ROWS)
+    batches.push({ id: `changes-${String(batches.length).padStart(4, '0')}`, body: `[${lines.slice(i, i + BATCH_ROWS).join(',')}]` })
+  return {
+    baseFile,
+    changesFile,
+    batches,
+    changesBytes: lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0),
+    expected: { rows: ROWS, sums: { id: ids.toString(), amount: centsText(cents) }, distinct: { id: ROWS } },
+  }
 }
 
 interface RunCtx {
@@ -126,13 +147,17 @@ async function main(): Promise<void> {
   const b = startBench('bench:upsert', 90 * 60_000)
   await runBench(b, async () => {
     if (CHANGED > ROWS) throw new Error(`BENCH_CHANGED=${CHANGED} is more than BENCH_ROWS=${ROWS}`)
-    if (Math.ceil(CHANGED / BATCH_ROWS) > MAX_BATCHES) throw new Error(`${Math.ceil(CHANGED / BATCH_ROWS)} batches: a roll takes ${MAX_BATCHES} at most; raise BENCH_BATCH_ROWS`)
+    if (Math.ceil(CHANGED / BATCH_ROWS) > MAX_BATCHES)
+      throw new Error(`${Math.ceil(CHANGED / BATCH_ROWS)} batches: a roll takes ${MAX_BATCHES} at most; raise BENCH_BATCH_ROWS`)
     const python = await ensureVenv()
     const bs: BenchStack = await benchStack('bench-upsert', b.cleanup, b.log)
     const t0 = performance.now()
     const input = await generate(bs.stack.dir)
-    if (input.changesBytes > ROLL_BYTES) throw new Error(`the changes are ${(input.changesBytes / MiB).toFixed(1)} MiB, past a sink's roll_bytes (64 MiB): one roll cannot take them`)
-    b.log(`generated ${fmt(ROWS)} starting rows and ${fmt(CHANGED)} changed rows (${input.batches.length} batches, ${(input.changesBytes / MiB).toFixed(2)} MiB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+    if (input.changesBytes > ROLL_BYTES)
+      throw new Error(`the changes are ${(input.changesBytes / MiB).toFixed(1)} MiB, past a sink's roll_bytes (64 MiB): one roll cannot take them`)
+    b.log(
+      `generated ${fmt(ROWS)} starting rows and ${fmt(CHANGED)} changed rows (${input.batches.length} batches, ${(input.changesBytes / MiB).toFixed(2)} MiB) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    )
     const catalogArgs = sqlCatalogArgs({ databaseUrl: bs.stack.databaseUrl, catalogName: bs.warehouseId, s3: bs.stack.s3 })
     const pyEnv = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' }
     const script = join(BENCH_DIR, 'pyiceberg_upsert.py')
@@ -141,12 +166,25 @@ async function main(): Promise<void> {
       catalogArgs,
       prepare: async (run) => {
         const ctx = { ours: `bench.upsert_r${run}`, pyiceberg: `bench.upsert_py_r${run}` }
-        for (const table of [ctx.ours, ctx.pyiceberg]) await api(bs.stack, bs.apiKey, 'POST', '/v1/tables', { warehouse: bs.warehouse, table, columns: COLUMNS, doc: 'benchmark table' })
-        const seed = await measured(python, [script, 'seed', ...catalogArgs, '--table', ctx.ours, '--table', ctx.pyiceberg, '--ndjson', input.baseFile, '--ingest-ts', SEED_INGEST_TS], { env: pyEnv, timeoutMs: 15 * 60_000, what: 'pyiceberg_upsert.py seed' })
-        const created = await api(bs.stack, bs.apiKey, 'POST', '/v1/sinks', { warehouse: bs.warehouse, table: ctx.ours, name: `upsert_r${run}`, key: ['id'], roll_bytes: ROLL_BYTES })
+        for (const table of [ctx.ours, ctx.pyiceberg])
+          await api(bs.stack, bs.apiKey, 'POST', '/v1/tables', { warehouse: bs.warehouse, table, columns: COLUMNS, doc: 'benchmark table' })
+        const seed = await measured(
+          python,
+          [script, 'seed', ...catalogArgs, '--table', ctx.ours, '--table', ctx.pyiceberg, '--ndjson', input.baseFile, '--ingest-ts', SEED_INGEST_TS],
+          { env: pyEnv, timeoutMs: 15 * 60_000, what: 'pyiceberg_upsert.py seed' },
+        )
+        const created = await api(bs.stack, bs.apiKey, 'POST', '/v1/sinks', {
+          warehouse: bs.warehouse,
+          table: ctx.ours,
+          name: `upsert_r${run}`,
+          key: ['id'],
+          roll_bytes: ROLL_BYTES,
+        })
         const sink = { id: created.id as string, sendKey: created.send_key as string }
         const sent = await sendBatches(bs, sink, input.batches)
-        b.log(`run ${run}: both tables seeded with ${fmt(ROWS)} rows in ${seed.wallSeconds.toFixed(1)} s; ${input.batches.length} batches sent to the keyed sink in ${sent.toFixed(1)} s`)
+        b.log(
+          `run ${run}: both tables seeded with ${fmt(ROWS)} rows in ${seed.wallSeconds.toFixed(1)} s; ${input.batches.length} batches sent to the keyed sink in ${sent.toFixed(1)} s`,
+        )
         return { sink, ...ctx }
       },
       ours: {
@@ -165,11 +203,21 @@ async function main(): Promise<void> {
       baseline: {
         name: 'pyiceberg upsert',
         run: async (c) => {
-          const m = await measured(python, [script, 'upsert', ...catalogArgs, '--table', c.pyiceberg, '--ndjson', input.changesFile], { env: pyEnv, timeoutMs: 30 * 60_000, what: 'pyiceberg_upsert.py upsert' })
+          const m = await measured(python, [script, 'upsert', ...catalogArgs, '--table', c.pyiceberg, '--ndjson', input.changesFile], {
+            env: pyEnv,
+            timeoutMs: 30 * 60_000,
+            what: 'pyiceberg_upsert.py upsert',
+          })
           const out = lastJson(m.stdout, 'pyiceberg_upsert.py upsert')
-          if (num(out.rows_updated) !== CHANGED || num(out.rows_inserted) !== 0) throw new Error(`PyIceberg updated ${out.rows_updated} and inserted ${out.rows_inserted} rows, expected ${CHANGED} and 0`)
+          if (num(out.rows_updated) !== CHANGED || num(out.rows_inserted) !== 0)
+            throw new Error(`PyIceberg updated ${out.rows_updated} and inserted ${out.rows_inserted} rows, expected ${CHANGED} and 0`)
           const s = out.seconds
-          return { workSeconds: num(s.work), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra: { 'catalog (untimed) s': num(s.catalog), 'read s': num(s.read), 'upsert s': num(s.upsert) } }
+          return {
+            workSeconds: num(s.work),
+            wallSeconds: m.wallSeconds,
+            maxRssKib: m.maxRssKib,
+            extra: { 'catalog (untimed) s': num(s.catalog), 'read s': num(s.read), 'upsert s': num(s.upsert) },
+          }
         },
         check: (c) => ({ side: 'pyiceberg', table: c.pyiceberg, expected: input.expected }),
       },

@@ -69,7 +69,12 @@ export interface WriteOutcome {
 export async function writeOurs(env: WriteEnv, scanPool: ScanPool | null = null): Promise<WriteOutcome> {
   const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 2 })
   const { endpoint, region, accessKeyId, secretAccessKey } = env.s3
-  const catalog = new SqlCatalog({ name: env.catalogName, sql: pool, warehouseLocation: `s3://${env.s3.bucket}/warehouse`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+  const catalog = new SqlCatalog({
+    name: env.catalogName,
+    sql: pool,
+    warehouseLocation: `s3://${env.s3.bucket}/warehouse`,
+    io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+  })
   const [ns, name] = env.table.split('.')
   const compression = await loadZstd()
   const started = performance.now()
@@ -117,7 +122,11 @@ export async function writeOurs(env: WriteEnv, scanPool: ScanPool | null = null)
   lap('finish')
   await uploadDataFiles(table, files)
   lap('PUT')
-  await appendFiles(catalog, table, files.map((f) => f.dataFile))
+  await appendFiles(
+    catalog,
+    table,
+    files.map((f) => f.dataFile),
+  )
   lap('append')
   await pool.end()
   return { rows: writer.rows, fileBytes: files.reduce((n, f) => n + f.bytes.length, 0), phases }
@@ -192,8 +201,17 @@ async function main(): Promise<void> {
     const pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
     b.cleanup.add(() => pool.end())
     const { endpoint, region, accessKeyId, secretAccessKey } = s3.config
-    const catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${s3.config.bucket}/warehouse`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
-    const fields = [{ id: 1, name: 'id', type: 'long', required: true }, { id: 2, name: 'name', type: 'string', required: false }, { id: 3, name: 'ts', type: 'timestamptz', required: true }]
+    const catalog = new SqlCatalog({
+      name: CATALOG,
+      sql: pool,
+      warehouseLocation: `s3://${s3.config.bucket}/warehouse`,
+      io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+    })
+    const fields = [
+      { id: 1, name: 'id', type: 'long', required: true },
+      { id: 2, name: 'name', type: 'string', required: false },
+      { id: 3, name: 'ts', type: 'timestamptz', required: true },
+    ]
     const catalogArgs = sqlCatalogArgs({ databaseUrl: postgres.url, catalogName: CATALOG, s3: s3.config })
     const envOf = (table: string): WriteEnv => ({ databaseUrl: postgres.url, catalogName: CATALOG, s3: s3.config, ndjson, table })
     const tables = (run: number) => ({ ours: `bench.ours_r${run}`, pyiceberg: `bench.pyiceberg_r${run}` })
@@ -207,7 +225,10 @@ async function main(): Promise<void> {
       ours: {
         name: 'ours (Node)',
         run: async (t) => {
-          const m = await measured(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(envOf(t.ours))], { timeoutMs: CHILD_TIMEOUT_MS, what: 'ours (Node child)' })
+          const m = await measured(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify(envOf(t.ours))], {
+            timeoutMs: CHILD_TIMEOUT_MS,
+            what: 'ours (Node child)',
+          })
           const out = lastJson(m.stdout, 'ours (Node child)')
           if (num(out.rows) !== ROWS) throw new Error(`ours wrote ${out.rows} rows, expected ${ROWS}`)
           const extra: Record<string, number> = { 'file MiB': num(out.fileBytes ?? NaN) / 2 ** 20 }
@@ -219,10 +240,19 @@ async function main(): Promise<void> {
       baseline: {
         name: 'pyiceberg (pyarrow)',
         run: async (t) => {
-          const m = await measured(python, [join(BENCH_DIR, 'pyiceberg_write.py'), ...catalogArgs, t.pyiceberg, ndjson], { timeoutMs: CHILD_TIMEOUT_MS, what: 'pyiceberg_write.py', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } })
+          const m = await measured(python, [join(BENCH_DIR, 'pyiceberg_write.py'), ...catalogArgs, t.pyiceberg, ndjson], {
+            timeoutMs: CHILD_TIMEOUT_MS,
+            what: 'pyiceberg_write.py',
+            env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+          })
           const out = lastJson(m.stdout, 'pyiceberg_write.py')
           if (num(out.rows) !== ROWS) throw new Error(`pyiceberg wrote ${out.rows} rows, expected ${ROWS}`)
-          return { workSeconds: num(out.seconds), wallSeconds: m.wallSeconds, maxRssKib: m.maxRssKib, extra: { 'file MiB': num(out.file_bytes) / 2 ** 20, 'catalog (untimed) s': num(out.connect_seconds) } }
+          return {
+            workSeconds: num(out.seconds),
+            wallSeconds: m.wallSeconds,
+            maxRssKib: m.maxRssKib,
+            extra: { 'file MiB': num(out.file_bytes) / 2 ** 20, 'catalog (untimed) s': num(out.connect_seconds) },
+          }
         },
         check: (t) => ({ side: 'pyiceberg', table: t.pyiceberg, expected }),
       },

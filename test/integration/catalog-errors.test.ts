@@ -21,7 +21,11 @@ let table: string
 
 const admin = () => stack().adminKey
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-const restError = (status: number, type: string) => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { message: 'injected', type, code: status } }) })
+const restError = (status: number, type: string) => ({
+  status,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ error: { message: 'injected', type, code: status } }),
+})
 
 async function newWarehouse(catalog: Record<string, unknown>): Promise<string> {
   const name = `ce-${uid()}`
@@ -41,7 +45,8 @@ const routes = (wh: string, t: string) => ({
   'GET /v1/tables': () => call(`/v1/tables?warehouse=${wh}`, { key: admin() }),
   'GET /v1/tables/{t}': () => call(`/v1/tables/${wh}.${t}`, { key: admin() }),
   'PATCH /v1/tables/{t}/docs': () => call(`/v1/tables/${wh}.${t}/docs`, { method: 'PATCH', key: admin(), json: { doc: 'd' } }),
-  'POST /v1/tables': () => call('/v1/tables', { key: admin(), json: { warehouse: wh, table: `${t.split('.')[0]}.n_${uid()}`, columns: [{ name: 'x', type: 'long' }] } }),
+  'POST /v1/tables': () =>
+    call('/v1/tables', { key: admin(), json: { warehouse: wh, table: `${t.split('.')[0]}.n_${uid()}`, columns: [{ name: 'x', type: 'long' }] } }),
   'POST /v1/sinks': () => postSink(admin(), { name: `s_${uid()}`, table: t, warehouse: wh }),
 })
 
@@ -98,7 +103,8 @@ describe('catalog errors through a fault proxy in front of an Iceberg REST catal
     for (const action of ['drop', restError(503, 'ServiceUnavailableException')] as FaultAction[]) {
       const rule = proxy.rule({ path: /./, action })
       try {
-        for (const [what, send] of Object.entries(routes(warehouse, table))) expectCatalogDown(await send(), `${what} (${typeof action === 'string' ? action : 503})`)
+        for (const [what, send] of Object.entries(routes(warehouse, table)))
+          expectCatalogDown(await send(), `${what} (${typeof action === 'string' ? action : 503})`)
       } finally {
         proxy.heal(rule)
       }
@@ -109,18 +115,32 @@ describe('catalog errors through a fault proxy in front of an Iceberg REST catal
 
   it('a commit whose answer is lost → 503 (it may have been applied: here it was, there it was not)', async () => {
     const after = commitRule({ ...restError(503, 'ServiceUnavailableException'), forward: true }, 1)
-    expectCatalogDown(await call(`/v1/tables/${warehouse}.${table}/docs`, { method: 'PATCH', key: admin(), json: { doc: 'applied' } }), 'answer lost after the commit')
+    expectCatalogDown(
+      await call(`/v1/tables/${warehouse}.${table}/docs`, { method: 'PATCH', key: admin(), json: { doc: 'applied' } }),
+      'answer lost after the commit',
+    )
     expect(after.matched).toBe(1)
     expect(await tableDoc()).toBe('applied')
 
     const before = commitRule('drop', 1)
-    expectCatalogDown(await call(`/v1/tables/${warehouse}.${table}/docs`, { method: 'PATCH', key: admin(), json: { doc: 'dropped' } }), 'connection dropped before the commit')
+    expectCatalogDown(
+      await call(`/v1/tables/${warehouse}.${table}/docs`, { method: 'PATCH', key: admin(), json: { doc: 'dropped' } }),
+      'connection dropped before the commit',
+    )
     expect(before.matched).toBe(1)
     expect(await tableDoc()).toBe('applied')
   })
 
   it('a catalog that refuses our OAuth client → 503 failed ["catalog"], not 500', async () => {
-    const refused = proxy.rule({ method: 'POST', path: /^\/v1\/oauth\/tokens/, action: { status: 401, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: 'invalid_client', error_description: 'bad secret' }) } })
+    const refused = proxy.rule({
+      method: 'POST',
+      path: /^\/v1\/oauth\/tokens/,
+      action: {
+        status: 401,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ error: 'invalid_client', error_description: 'bad secret' }),
+      },
+    })
     try {
       const oauth = await newWarehouse({ uri: proxy.url, credential: 'lhbox:wrong' })
       const res = await call(`/v1/tables/${oauth}.${table}`, { key: admin() })

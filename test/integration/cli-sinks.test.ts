@@ -14,7 +14,13 @@ interface Run {
 }
 
 function lhbox(args: string[], opts: { env?: Record<string, string | undefined>; input?: string; onStderr?: (soFar: string) => void } = {}): Promise<Run> {
-  const env: Record<string, string | undefined> = { ...process.env, LHBOX_URL: stack().apiUrl, LHBOX_API_KEY: stack().adminKey, LHBOX_SEND_KEY: undefined, ...opts.env }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LHBOX_URL: stack().apiUrl,
+    LHBOX_API_KEY: stack().adminKey,
+    LHBOX_SEND_KEY: undefined,
+    ...opts.env,
+  }
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k]
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/lhbox.js', ...args], { env: env as NodeJS.ProcessEnv })
@@ -56,7 +62,10 @@ describe('lhbox sink, connect, usage', () => {
 
   beforeAll(async () => {
     for (const t of ['clins.t1', 'clins.t2']) {
-      const res = await call('/v1/tables', { key: admin(), json: { warehouse: stack().warehouse, table: t, columns: [{ name: 'x', type: 'long', required: true }] } })
+      const res = await call('/v1/tables', {
+        key: admin(),
+        json: { warehouse: stack().warehouse, table: t, columns: [{ name: 'x', type: 'long', required: true }] },
+      })
       expect(res.status, res.text).toBe(201)
     }
   })

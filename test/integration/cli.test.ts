@@ -8,7 +8,9 @@ const run = promisify(execFile)
 
 async function lhbox(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/lhbox.js', ...args], { env: { ...process.env, LHBOX_URL: stack().apiUrl, LHBOX_API_KEY: stack().adminKey, ...env } })
+    const { stdout, stderr } = await run(process.execPath, ['bin/lhbox.js', ...args], {
+      env: { ...process.env, LHBOX_URL: stack().apiUrl, LHBOX_API_KEY: stack().adminKey, ...env },
+    })
     return { code: 0, stdout, stderr }
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string }
@@ -25,7 +27,10 @@ describe('lhbox CLI', () => {
   })
 
   it('lets --url and --api-key override the environment', async () => {
-    const res = await lhbox(['warehouse', 'list', '--json', '--url', stack().apiUrl, '--api-key', stack().adminKey], { LHBOX_URL: 'http://127.0.0.1:1', LHBOX_API_KEY: 'nope' })
+    const res = await lhbox(['warehouse', 'list', '--json', '--url', stack().apiUrl, '--api-key', stack().adminKey], {
+      LHBOX_URL: 'http://127.0.0.1:1',
+      LHBOX_API_KEY: 'nope',
+    })
     expect(res.code).toBe(0)
     expect(JSON.parse(res.stdout).map((w: { name: string }) => w.name)).toContain('default')
   })

@@ -36,7 +36,11 @@ async function freeRunBelowEphemeral(): Promise<number> {
 
 function startDev(): { proc: ChildProcess; ready: Promise<string> } {
   // Its own process group, signalled as a terminal's Ctrl-C or a supervisor's stop signals it.
-  const proc = spawn('npm', ['run', 'dev'], { env: { ...process.env, LHBOX_DEV_DIR: dir, LHBOX_DEV_PORT: String(basePort) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const proc = spawn('npm', ['run', 'dev'], {
+    env: { ...process.env, LHBOX_DEV_DIR: dir, LHBOX_DEV_PORT: String(basePort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
   let out = ''
   const ready = new Promise<string>((resolve, reject) => {
     proc.stdout!.on('data', (chunk) => {
@@ -75,7 +79,10 @@ async function stopAndCheckNothingLeft(proc: ChildProcess): Promise<void> {
     await new Promise((r) => setTimeout(r, 250))
     open = []
     for (let offset = 0; offset <= 6; offset++) if (await listening(basePort + offset)) open.push(basePort + offset)
-    left = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((l) => l.includes(dir))
+    left = execFileSync('ps', ['-eo', 'args'])
+      .toString()
+      .split('\n')
+      .filter((l) => l.includes(dir))
   } while ((open.length > 0 || left.length > 0) && Date.now() < deadline)
   expect(open).toEqual([])
   expect(left).toEqual([])
@@ -91,9 +98,18 @@ describe('npm run dev', () => {
     const env = readEnv()
     expect(out).toContain(`LHBOX_URL=${env.LHBOX_URL}`)
     expect(out).toContain(`LHBOX_API_KEY=${env.LHBOX_API_KEY}`)
-    expect(Object.keys(env).sort()).toEqual(
-      ['DATABASE_URL', 'LHBOX_API_KEY', 'LHBOX_BOOTSTRAP_SECRET', 'LHBOX_URL', 'LHBOX_WAREHOUSE', 'S3_ACCESS_KEY_ID', 'S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_SECRET_ACCESS_KEY'],
-    )
+    expect(Object.keys(env).sort()).toEqual([
+      'DATABASE_URL',
+      'LHBOX_API_KEY',
+      'LHBOX_BOOTSTRAP_SECRET',
+      'LHBOX_URL',
+      'LHBOX_WAREHOUSE',
+      'S3_ACCESS_KEY_ID',
+      'S3_BUCKET',
+      'S3_ENDPOINT',
+      'S3_REGION',
+      'S3_SECRET_ACCESS_KEY',
+    ])
     expect((await fetch(`${env.LHBOX_URL}/healthz`)).status).toBe(200)
     const list = await fetch(`${env.LHBOX_URL}/v1/warehouses`, { headers: { authorization: `Bearer ${env.LHBOX_API_KEY}` } })
     expect(((await list.json()) as { warehouses: { name: string }[] }).warehouses.map((w) => w.name)).toEqual(['default'])

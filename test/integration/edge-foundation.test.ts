@@ -106,10 +106,21 @@ describe('warehouses', () => {
 
   it('creates one per name and project: 201, then 409 warehouse_exists', async () => {
     const key = await newApiKey('admin', 'wh-project')
-    const body = { name: 'lake', catalog: { type: 'rest', uri: 'http://127.0.0.1:1/catalog', warehouse: 'w1', token: 'secret-token' }, bucket: 'other-bucket', region: 'eu-west-1' }
+    const body = {
+      name: 'lake',
+      catalog: { type: 'rest', uri: 'http://127.0.0.1:1/catalog', warehouse: 'w1', token: 'secret-token' },
+      bucket: 'other-bucket',
+      region: 'eu-west-1',
+    }
     const created = await call('/v1/warehouses', { key, json: body })
     expect(created.status).toBe(201)
-    expect(created.body).toMatchObject({ name: 'lake', catalog: { type: 'rest', uri: 'http://127.0.0.1:1/catalog', warehouse: 'w1' }, bucket: 'other-bucket', region: 'eu-west-1', maintenance: 'roller' })
+    expect(created.body).toMatchObject({
+      name: 'lake',
+      catalog: { type: 'rest', uri: 'http://127.0.0.1:1/catalog', warehouse: 'w1' },
+      bucket: 'other-bucket',
+      region: 'eu-west-1',
+      maintenance: 'roller',
+    })
     expect(created.text).not.toContain('secret-token')
     expectError(await call('/v1/warehouses', { key, json: body }), 409, 'warehouse_exists')
   })

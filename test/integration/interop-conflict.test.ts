@@ -78,9 +78,18 @@ async function dataFiles(table: LoadedTable, ndjson: string[]): Promise<DataFile
     const filePath = `${table.metadata.location}/data/${key}/${crypto.randomUUID()}.parquet`
     await table.io.write(filePath, bytes)
     files.push({
-      filePath, fileFormat: 'PARQUET', partition: g.partition, recordCount: m.recordCount, fileSizeInBytes: m.fileSizeInBytes,
-      columnSizes: m.columnSizes, valueCounts: m.valueCounts, nullValueCounts: m.nullValueCounts, nanValueCounts: m.nanValueCounts,
-      lowerBounds: m.lowerBounds, upperBounds: m.upperBounds, splitOffsets: m.splitOffsets,
+      filePath,
+      fileFormat: 'PARQUET',
+      partition: g.partition,
+      recordCount: m.recordCount,
+      fileSizeInBytes: m.fileSizeInBytes,
+      columnSizes: m.columnSizes,
+      valueCounts: m.valueCounts,
+      nullValueCounts: m.nullValueCounts,
+      nanValueCounts: m.nanValueCounts,
+      lowerBounds: m.lowerBounds,
+      upperBounds: m.upperBounds,
+      splitOffsets: m.splitOffsets,
     })
   }
   return files
@@ -111,7 +120,12 @@ beforeAll(async () => {
   await ensureVenv()
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 4 })
   const { endpoint, region, accessKeyId, secretAccessKey } = s3()
-  catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${s3().bucket}/interop`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+  catalog = new SqlCatalog({
+    name: CATALOG,
+    sql: pool,
+    warehouseLocation: `s3://${s3().bucket}/interop`,
+    io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+  })
 }, 15 * 60_000)
 
 afterAll(async () => {
@@ -122,7 +136,13 @@ it('PyIceberg appends between our load and our commit: we retry on the fresh bas
   const created = await catalog.createTable([NS], {
     name: 'events',
     formatVersion: 2,
-    schema: { fields: [{ id: 1, name: 'id', type: 'long', required: true }, { id: 2, name: 'name', type: 'string', required: false }, { id: 3, name: 'ts', type: 'timestamptz', required: true }] },
+    schema: {
+      fields: [
+        { id: 1, name: 'id', type: 'long', required: true },
+        { id: 2, name: 'name', type: 'string', required: false },
+        { id: 3, name: 'ts', type: 'timestamptz', required: true },
+      ],
+    },
     partition: [{ source: 'ts', transform: 'day' }],
   })
   const first = await fastAppend(catalog, created, await dataFiles(created, ours1), { retry: RETRY })
@@ -161,7 +181,12 @@ it('PyIceberg appends between our load and our commit: we retry on the fresh bas
     [s2, s1, 2n, 'append'],
     [s3id, s2, 3n, 'append'],
   ])
-  expect(out.snapshots[2].summary).toMatchObject({ 'added-records': '2', 'total-records': '6', 'total-data-files': String(out.files.length), 'lhbox.test': 'conflict' })
+  expect(out.snapshots[2].summary).toMatchObject({
+    'added-records': '2',
+    'total-records': '6',
+    'total-data-files': String(out.files.length),
+    'lhbox.test': 'conflict',
+  })
   const paths = out.files.map((f: any) => f.file_path)
   expect(new Set(paths).size).toBe(paths.length)
   expect(out.files.reduce((n: bigint, f: any) => n + f.record_count, 0n)).toBe(6n)

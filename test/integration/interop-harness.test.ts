@@ -31,7 +31,12 @@ const schema = {
         type: 'struct',
         fields: [
           { id: 11, name: 'tags', required: false, type: { type: 'list', 'element-id': 12, element: 'string', 'element-required': false } },
-          { id: 13, name: 'counts', required: false, type: { type: 'map', 'key-id': 14, key: 'string', 'value-id': 15, value: 'long', 'value-required': false } },
+          {
+            id: 13,
+            name: 'counts',
+            required: false,
+            type: { type: 'map', 'key-id': 14, key: 'string', 'value-id': 15, value: 'long', 'value-required': false },
+          },
         ],
       },
     },
@@ -54,15 +59,39 @@ const input = [
     bin: 'AAEC/w==',
     d: 0.1,
     i: 2147483647,
-    nested: { tags: ['a', null, 'c'], counts: [['x', MAX], ['y', MIN]] },
+    nested: {
+      tags: ['a', null, 'c'],
+      counts: [
+        ['x', MAX],
+        ['y', MIN],
+      ],
+    },
   },
-  { id: MIN, amount: '-9999999999999999999999999999.9999999999', ts: '1969-12-31T23:59:59.999999Z', d: 'NaN', i: -2147483648, nested: { tags: [], counts: [] } },
+  {
+    id: MIN,
+    amount: '-9999999999999999999999999999.9999999999',
+    ts: '1969-12-31T23:59:59.999999Z',
+    d: 'NaN',
+    i: -2147483648,
+    nested: { tags: [], counts: [] },
+  },
   { id: 0n, amount: '0.0000000001', d: '-Infinity' },
 ]
 
 // ... and what both readers must print (interop_common.py's encoding, numbers made exact by toExact).
 const expected = [
-  { id: MIN, amount: '-9999999999999999999999999999.9999999999', ts: '1969-12-31T23:59:59.999999+00:00', name: null, u: null, day: null, bin: null, d: 'NaN', i: -2147483648, nested: { tags: [], counts: [] } },
+  {
+    id: MIN,
+    amount: '-9999999999999999999999999999.9999999999',
+    ts: '1969-12-31T23:59:59.999999+00:00',
+    name: null,
+    u: null,
+    day: null,
+    bin: null,
+    d: 'NaN',
+    i: -2147483648,
+    nested: { tags: [], counts: [] },
+  },
   { id: 0n, amount: '0.0000000001', ts: null, name: null, u: null, day: null, bin: null, d: '-Infinity', i: null, nested: null },
   {
     id: MAX,
@@ -74,7 +103,13 @@ const expected = [
     bin: 'AAEC/w==',
     d: 0.1,
     i: 2147483647n,
-    nested: { tags: ['a', null, 'c'], counts: [['x', MAX], ['y', MIN]] },
+    nested: {
+      tags: ['a', null, 'c'],
+      counts: [
+        ['x', MAX],
+        ['y', MIN],
+      ],
+    },
   },
 ].map((r) => ({ ...r, i: r.i === null ? null : BigInt(r.i) }))
 
@@ -107,14 +142,26 @@ describe.each(servers)('interop harness on %s', (server, s3config) => {
   const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`
   const table = `harness_${run}.t`
   const catalogArgs = () =>
-    sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: CATALOG, s3: s3config(), warehouse: `s3://${s3config().bucket}/interop-harness/${server}-${run}` })
+    sqlCatalogArgs({
+      databaseUrl: stack().databaseUrl,
+      catalogName: CATALOG,
+      s3: s3config(),
+      warehouse: `s3://${s3config().bucket}/interop-harness/${server}-${run}`,
+    })
 
   let created: any
   let appended: any
 
   it('PyIceberg creates a day(ts)-partitioned table in the SqlCatalog and appends rows', async () => {
     created = toExact(
-      await runPython('pyiceberg_append.py', [...catalogArgs(), table, '--create-schema', JSON.stringify(schema), '--partition-spec', JSON.stringify(partitionSpec)]),
+      await runPython('pyiceberg_append.py', [
+        ...catalogArgs(),
+        table,
+        '--create-schema',
+        JSON.stringify(schema),
+        '--partition-spec',
+        JSON.stringify(partitionSpec),
+      ]),
     )
     expect(created).toMatchObject({ created: true, appended: 0n, snapshot_id: null, format_version: 2n })
     appended = toExact(await runPython('pyiceberg_append.py', [...catalogArgs(), table], undefined, { input: stringifyLossless(input) }))
@@ -152,7 +199,15 @@ describe.each(servers)('interop harness on %s', (server, s3config) => {
     expect(out.row_count).toBe(3n)
     expect(out.rows).toEqual(expected)
     expect(out.snapshots.map((s: any) => s.snapshot_id)).toEqual([appended.snapshot_id])
-    const where = toExact(await runPython('duckdb_scan.py', [...s3Args(s3config()), '--metadata', appended.metadata_location, '--where', "ts >= TIMESTAMPTZ '2026-01-01 00:00:00+00'"]))
+    const where = toExact(
+      await runPython('duckdb_scan.py', [
+        ...s3Args(s3config()),
+        '--metadata',
+        appended.metadata_location,
+        '--where',
+        "ts >= TIMESTAMPTZ '2026-01-01 00:00:00+00'",
+      ]),
+    )
     expect(where.rows).toEqual([expected[2]])
   })
 
@@ -161,7 +216,9 @@ describe.each(servers)('interop harness on %s', (server, s3config) => {
     const prefix = `interop-harness/${server}-${run}/rejects/`
     await s3.put(`${prefix}a.ndjson`, '{"reason":"type_mismatch","field":"id","line":1}\n{"reason":"missing_required","field":"a.b","line":2}\n')
     await s3.put(`${prefix}b.ndjson`, '{"reason":"not_an_object","line":3}\n')
-    const out = toExact(await runPython('duckdb_scan.py', [...s3Args(s3config()), '--read-json', `s3://${s3config().bucket}/${prefix}*.ndjson`, '--order-by', 'line']))
+    const out = toExact(
+      await runPython('duckdb_scan.py', [...s3Args(s3config()), '--read-json', `s3://${s3config().bucket}/${prefix}*.ndjson`, '--order-by', 'line']),
+    )
     expect(out.rows).toEqual([
       { reason: 'type_mismatch', field: 'id', line: 1n },
       { reason: 'missing_required', field: 'a.b', line: 2n },

@@ -40,12 +40,32 @@ const NS = `types_${Date.now().toString(36)}${Math.random().toString(36).slice(2
 let nextId = 1000 // placeholders: the catalog assigns fresh ids
 const f = (name: string, type: IcebergType, required = false): NestedField => ({ id: nextId++, name, type, required })
 const list = (element: IcebergType): IcebergType => ({ type: 'list', 'element-id': nextId++, element, 'element-required': false })
-const map = (key: IcebergType, value: IcebergType): IcebergType => ({ type: 'map', 'key-id': nextId++, key, 'value-id': nextId++, value, 'value-required': false })
+const map = (key: IcebergType, value: IcebergType): IcebergType => ({
+  type: 'map',
+  'key-id': nextId++,
+  key,
+  'value-id': nextId++,
+  value,
+  'value-required': false,
+})
 
 const V2_FIELDS: NestedField[] = [
-  f('id', 'long', true), f('b', 'boolean'), f('i', 'int'), f('l', 'long'), f('f', 'float'), f('d', 'double'),
-  f('dec', 'decimal(38, 10)'), f('dec2', 'decimal(9, 2)'), f('dt', 'date'), f('tm', 'time'), f('tsl', 'timestamp'),
-  f('ts', 'timestamptz'), f('s', 'string'), f('u', 'uuid'), f('fx', 'fixed[4]'), f('bin', 'binary'),
+  f('id', 'long', true),
+  f('b', 'boolean'),
+  f('i', 'int'),
+  f('l', 'long'),
+  f('f', 'float'),
+  f('d', 'double'),
+  f('dec', 'decimal(38, 10)'),
+  f('dec2', 'decimal(9, 2)'),
+  f('dt', 'date'),
+  f('tm', 'time'),
+  f('tsl', 'timestamp'),
+  f('ts', 'timestamptz'),
+  f('s', 'string'),
+  f('u', 'uuid'),
+  f('fx', 'fixed[4]'),
+  f('bin', 'binary'),
   f('st', { type: 'struct', fields: [f('a', 'int'), f('b', 'string'), f('inner', { type: 'struct', fields: [f('x', 'double')] })] }),
   f('lst', list('long')),
   f('mp', map('string', 'decimal(38, 10)')),
@@ -60,7 +80,9 @@ const NDJSON = String.raw`
 {"id": 3, "f": "-Infinity", "d": 1e308, "dec": "0.0000000001", "ts": "2026-09-21T14:59:00Z", "l": 0, "st": {"inner": {"x": "Infinity"}}, "lst": [-9223372036854775808]}
 {"id": 4, "f": 3.4028234663852886e38, "d": -5e-324, "dec": -12.5, "ts": "2026-09-21T15:00:00+00:00", "s": "a", "lst": null, "geo": null, "mp": {"z": "-0.0000000001"}}
 {"id": 5, "i": 0, "d": "-Infinity"}
-`.trim().split('\n')
+`
+  .trim()
+  .split('\n')
 
 // ---- the expected output, from the input JSON and the schema (interop_common.py's encoding) ----
 
@@ -93,7 +115,10 @@ function wkbHex(code: number, coords: number[][]): string {
 
 function geometry(v: any): string {
   if (typeof v !== 'string') return wkbHex(1, [v.coordinates.map(Number)])
-  const pts = /^LINESTRING \((.*)\)$/.exec(v)![1].split(',').map((p) => p.trim().split(' ').map(Number))
+  const pts = /^LINESTRING \((.*)\)$/
+    .exec(v)![1]
+    .split(',')
+    .map((p) => p.trim().split(' ').map(Number))
   return wkbHex(2, pts)
 }
 
@@ -108,18 +133,31 @@ function expectedValue(type: IcebergType, v: any): any {
   const dec = /^decimal\(\d+, (\d+)\)$/.exec(type)
   if (dec) return decimal(num(v), Number(dec[1]))
   switch (type) {
-    case 'int': case 'long': return BigInt(num(v))
-    case 'float': return typeof v === 'string' ? v : Math.fround(Number(num(v)))
-    case 'double': return typeof v === 'string' ? v : Number(num(v))
-    case 'time': return `${v.slice(0, 8)}.${pad(v.slice(9), 6)}`
-    case 'timestamp': return timestamp(v, 6, false)
-    case 'timestamptz': return timestamp(v, 6, true)
-    case 'timestamp_ns': return timestamp(v, 9, false)
-    case 'timestamptz_ns': return timestamp(v, 9, true)
-    case 'uuid': return v.toLowerCase()
-    case 'geometry': return geometry(v)
-    case 'unknown': return null
-    default: return v // boolean, string, date, fixed/binary (already canonical base64)
+    case 'int':
+    case 'long':
+      return BigInt(num(v))
+    case 'float':
+      return typeof v === 'string' ? v : Math.fround(Number(num(v)))
+    case 'double':
+      return typeof v === 'string' ? v : Number(num(v))
+    case 'time':
+      return `${v.slice(0, 8)}.${pad(v.slice(9), 6)}`
+    case 'timestamp':
+      return timestamp(v, 6, false)
+    case 'timestamptz':
+      return timestamp(v, 6, true)
+    case 'timestamp_ns':
+      return timestamp(v, 9, false)
+    case 'timestamptz_ns':
+      return timestamp(v, 9, true)
+    case 'uuid':
+      return v.toLowerCase()
+    case 'geometry':
+      return geometry(v)
+    case 'unknown':
+      return null
+    default:
+      return v // boolean, string, date, fixed/binary (already canonical base64)
   }
 }
 
@@ -151,7 +189,12 @@ const catalogArgs = () => sqlCatalogArgs({ databaseUrl: stack().databaseUrl, cat
 type Writer = 'rows' | 'columns'
 
 async function writeTable(name: string, version: 2 | 3, fields: NestedField[], transform?: 'day' | 'hour', writer: Writer = 'rows'): Promise<Written> {
-  const created = await catalog.createTable([NS], { name, schema: { fields }, formatVersion: version, partition: transform ? [{ source: 'ts', transform }] : [] })
+  const created = await catalog.createTable([NS], {
+    name,
+    schema: { fields },
+    formatVersion: version,
+    partition: transform ? [{ source: 'ts', transform }] : [],
+  })
   const schema = currentSchema(created.metadata)
   const bound = bindSpec(defaultSpec(created.metadata), schema)
   const groups = new Map<string, { partition: ReturnType<typeof partitionRecord>; rows: Row[]; ids: bigint[] }>()
@@ -172,14 +215,27 @@ async function writeTable(name: string, version: 2 | 3, fields: NestedField[], t
     const filePath = `${created.metadata.location}/data/${key ? `${key}/` : ''}${crypto.randomUUID()}.parquet`
     await created.io.write(filePath, bytes)
     files.push({
-      filePath, fileFormat: 'PARQUET', partition: g.partition, recordCount: m.recordCount, fileSizeInBytes: m.fileSizeInBytes,
-      columnSizes: m.columnSizes, valueCounts: m.valueCounts, nullValueCounts: m.nullValueCounts, nanValueCounts: m.nanValueCounts,
-      lowerBounds: m.lowerBounds, upperBounds: m.upperBounds, splitOffsets: m.splitOffsets, ids: g.ids,
+      filePath,
+      fileFormat: 'PARQUET',
+      partition: g.partition,
+      recordCount: m.recordCount,
+      fileSizeInBytes: m.fileSizeInBytes,
+      columnSizes: m.columnSizes,
+      valueCounts: m.valueCounts,
+      nullValueCounts: m.nullValueCounts,
+      nanValueCounts: m.nanValueCounts,
+      lowerBounds: m.lowerBounds,
+      upperBounds: m.upperBounds,
+      splitOffsets: m.splitOffsets,
+      ids: g.ids,
     })
   }
   const { table, snapshotId } = await fastAppend(catalog, created, files)
   const fieldIds = new Map<string, number>()
-  const walk = (fs: NestedField[], prefix: string) => fs.forEach((x) => (fieldIds.set(prefix + x.name, x.id), typeof x.type !== 'string' && x.type.type === 'struct' && walk(x.type.fields, `${prefix}${x.name}.`)))
+  const walk = (fs: NestedField[], prefix: string) =>
+    fs.forEach(
+      (x) => (fieldIds.set(prefix + x.name, x.id), typeof x.type !== 'string' && x.type.type === 'struct' && walk(x.type.fields, `${prefix}${x.name}.`)),
+    )
   walk(schema.fields, '')
   return { table: `${NS}.${name}`, metadataLocation: table.metadataLocation, snapshotId, files, fieldIds }
 }
@@ -194,7 +250,8 @@ function writeColumns(schema: ReturnType<typeof currentSchema>, rows: Row[], com
 }
 
 const pairs = (m: Map<number, number> | null | undefined) => [...(m ?? new Map()).entries()].sort((a, b) => a[0] - b[0]).map(([k, v]) => [BigInt(k), BigInt(v)])
-const b64 = (m: Map<number, Uint8Array> | null | undefined) => [...(m ?? new Map()).entries()].sort((a, b) => a[0] - b[0]).map(([k, v]) => [BigInt(k), Buffer.from(v).toString('base64')])
+const b64 = (m: Map<number, Uint8Array> | null | undefined) =>
+  [...(m ?? new Map()).entries()].sort((a, b) => a[0] - b[0]).map(([k, v]) => [BigInt(k), Buffer.from(v).toString('base64')])
 const asMap = (p: any[] | null): Map<bigint, unknown> => new Map((p ?? []).map(([k, v]) => [k, v]))
 
 /** DuckDB's booleans come out as 1/0 through the harness (see the top of the file). */
@@ -206,17 +263,29 @@ beforeAll(async () => {
   await ensureVenv()
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 4 })
   const { endpoint, region, accessKeyId, secretAccessKey } = s3()
-  catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${s3().bucket}/interop`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+  catalog = new SqlCatalog({
+    name: CATALOG,
+    sql: pool,
+    warehouseLocation: `s3://${s3().bucket}/interop`,
+    io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+  })
 }, 15 * 60_000)
 
 afterAll(async () => {
   await pool?.end()
 })
 
-const cases: Array<[string, 2 | 3, 'day' | 'hour' | undefined, number, Writer]> = (['rows', 'columns'] as const).flatMap((writer) => [
-  [`v2 unpartitioned (${writer})`, 2, undefined, 1, writer], [`v2 day(ts) (${writer})`, 2, 'day', 3, writer], [`v2 hour(ts) (${writer})`, 2, 'hour', 5, writer],
-  [`v3 unpartitioned (${writer})`, 3, undefined, 1, writer], [`v3 day(ts) (${writer})`, 3, 'day', 3, writer], [`v3 hour(ts) (${writer})`, 3, 'hour', 5, writer],
-] as Array<[string, 2 | 3, 'day' | 'hour' | undefined, number, Writer]>)
+const cases: Array<[string, 2 | 3, 'day' | 'hour' | undefined, number, Writer]> = (['rows', 'columns'] as const).flatMap(
+  (writer) =>
+    [
+      [`v2 unpartitioned (${writer})`, 2, undefined, 1, writer],
+      [`v2 day(ts) (${writer})`, 2, 'day', 3, writer],
+      [`v2 hour(ts) (${writer})`, 2, 'hour', 5, writer],
+      [`v3 unpartitioned (${writer})`, 3, undefined, 1, writer],
+      [`v3 day(ts) (${writer})`, 3, 'day', 3, writer],
+      [`v3 hour(ts) (${writer})`, 3, 'hour', 5, writer],
+    ] as Array<[string, 2 | 3, 'day' | 'hour' | undefined, number, Writer]>,
+)
 
 describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (label, version, transform, fileCount, writer) => {
   const fields = version === 3 ? V3_FIELDS : V2_FIELDS
@@ -253,7 +322,7 @@ describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (l
     expect(out.snapshots.map((s: any) => s.snapshot_id)).toEqual([w.snapshotId])
   })
 
-  it("manifests: PyIceberg reads back our metrics, bounds and partitions, and its own Parquet statistics agree", async () => {
+  it('manifests: PyIceberg reads back our metrics, bounds and partitions, and its own Parquet statistics agree', async () => {
     const scan = toExact(await runPython('pyiceberg_scan.py', [...catalogArgs(), w.table, '--no-rows']))
     const stats = toExact(await runPython('parquet_stats.py', [...catalogArgs(), w.table]))
     expect(scan.files).toHaveLength(fileCount)
@@ -269,10 +338,19 @@ describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (l
       const read = scan.files.find((x: any) => x.file_path === ours.filePath)
       // 1. PyIceberg's reading of our manifest is exactly what we wrote
       expect(read).toMatchObject({
-        status: 'ADDED', content: 'DATA', file_format: 'PARQUET', snapshot_id: w.snapshotId, sequence_number: 1n,
-        record_count: BigInt(ours.recordCount), file_size_in_bytes: BigInt(ours.fileSizeInBytes),
-        column_sizes: pairs(ours.columnSizes as any), value_counts: pairs(ours.valueCounts as any), null_value_counts: pairs(ours.nullValueCounts as any),
-        nan_value_counts: pairs(ours.nanValueCounts as any), lower_bounds: b64(ours.lowerBounds), upper_bounds: b64(ours.upperBounds),
+        status: 'ADDED',
+        content: 'DATA',
+        file_format: 'PARQUET',
+        snapshot_id: w.snapshotId,
+        sequence_number: 1n,
+        record_count: BigInt(ours.recordCount),
+        file_size_in_bytes: BigInt(ours.fileSizeInBytes),
+        column_sizes: pairs(ours.columnSizes as any),
+        value_counts: pairs(ours.valueCounts as any),
+        null_value_counts: pairs(ours.nullValueCounts as any),
+        nan_value_counts: pairs(ours.nanValueCounts as any),
+        lower_bounds: b64(ours.lowerBounds),
+        upper_bounds: b64(ours.upperBounds),
         split_offsets: (ours.splitOffsets ?? []).map(BigInt),
       })
       // counts and bounds agree with the expected rows of this file
@@ -284,15 +362,24 @@ describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (l
       expect(asMap(read.nan_value_counts).get(id('d'))).toBe(nans('d'))
       const ids = rows.map((r) => r.id as bigint)
       expect(read.readable_bounds.id).toEqual({ lower_bound: ids.reduce((a, b) => (a < b ? a : b)), upper_bound: ids.reduce((a, b) => (a > b ? a : b)) })
-      const tss = rows.map((r) => r.ts).filter((t): t is string => t !== null).sort()
+      const tss = rows
+        .map((r) => r.ts)
+        .filter((t): t is string => t !== null)
+        .sort()
       expect(read.readable_bounds.ts ?? null).toEqual(tss.length ? { lower_bound: tss[0], upper_bound: tss.at(-1) } : null)
       if (version === 3) {
-        const tsn = rows.map((r) => r.tsn).filter((t): t is string => t !== null).sort()
+        const tsn = rows
+          .map((r) => r.tsn)
+          .filter((t): t is string => t !== null)
+          .sort()
         expect(read.readable_bounds.tsn ?? null).toEqual(tsn.length ? { lower_bound: tsn[0], upper_bound: tsn.at(-1) } : null)
       }
       if (ids.includes(1n) && ids.includes(2n)) {
         expect(read.readable_bounds.l).toEqual({ lower_bound: -9223372036854775808n, upper_bound: 9223372036854775807n })
-        expect(read.readable_bounds.dec).toEqual({ lower_bound: '-9999999999999999999999999999.9999999999', upper_bound: '9999999999999999999999999999.9999999999' })
+        expect(read.readable_bounds.dec).toEqual({
+          lower_bound: '-9999999999999999999999999999.9999999999',
+          upper_bound: '9999999999999999999999999999.9999999999',
+        })
       }
       // the partition tuple, as PyIceberg decodes it, is the partition of this file's rows
       const key = transform === 'day' ? 'ts_day' : 'ts_hour'
@@ -338,7 +425,12 @@ describe.each(cases)('%s: every writable type, read by PyIceberg and DuckDB', (l
 })
 
 describe('v3 types DuckDB 1.5.5 cannot read: timestamptz_ns and unknown', () => {
-  it.each([['tsnz', 'timestamptz_ns', 'rows'], ['unk', 'unknown', 'rows'], ['tsnz', 'timestamptz_ns', 'columns'], ['unk', 'unknown', 'columns']] as const)('%s (%s), %s writer: PyIceberg reads it exactly, DuckDB refuses the table', async (name, type, writer) => {
+  it.each([
+    ['tsnz', 'timestamptz_ns', 'rows'],
+    ['unk', 'unknown', 'rows'],
+    ['tsnz', 'timestamptz_ns', 'columns'],
+    ['unk', 'unknown', 'columns'],
+  ] as const)('%s (%s), %s writer: PyIceberg reads it exactly, DuckDB refuses the table', async (name, type, writer) => {
     const fields = [V2_FIELDS[0], V2_FIELDS[11], f(name, type)]
     const w = await writeTable(`only_${name}_${writer}`, 3, fields, undefined, writer)
     const out = toExact(await runPython('pyiceberg_scan.py', [...catalogArgs(), w.table, '--order-by', 'id', '--no-files']))

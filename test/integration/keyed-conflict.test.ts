@@ -36,10 +36,15 @@ function inProcessRoller(onCheckpoint: (name: string, seen: number) => void | Pr
   const logs: Array<Record<string, any>> = []
   const checkpoints: string[] = []
   const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `kconflict-${uid()}` }))
-  const roller = createRoller(config, jsonLogger({}, (l) => logs.push(JSON.parse(l))), new RollerMetrics(), async (name) => {
-    checkpoints.push(name)
-    await onCheckpoint(name, checkpoints.filter((c) => c === name).length)
-  })
+  const roller = createRoller(
+    config,
+    jsonLogger({}, (l) => logs.push(JSON.parse(l))),
+    new RollerMetrics(),
+    async (name) => {
+      checkpoints.push(name)
+      await onCheckpoint(name, checkpoints.filter((c) => c === name).length)
+    },
+  )
   return { roller, logs, checkpoints }
 }
 
@@ -60,16 +65,29 @@ describe('a foreign append during a keyed roll', () => {
     const warm = inProcessRoller(() => {})
     rollers.push(warm.roller)
     // v1 of keys 1..4, in one file.
-    await sendOk(sink, [1, 2, 3, 4].map((x) => ({ x, who: 'v1' })))
+    await sendOk(
+      sink,
+      [1, 2, 3, 4].map((x) => ({ x, who: 'v1' })),
+    )
     expect(await warm.roller.tick({ sink: sink.id, force: true })).toEqual({ rolled: 1, failed: 0 })
 
     // The keyed roll replaces 2, 3 and adds 5; held at its first 'data-file' while PyIceberg appends
     // 2, 5 (the roll's keys) and 7 (not), plus a second 3 in its own append.
-    await sendOk(sink, [{ x: 2, who: 'roll' }, { x: 3, who: 'roll' }, { x: 5, who: 'roll' }])
+    await sendOk(sink, [
+      { x: 2, who: 'roll' },
+      { x: 3, who: 'roll' },
+      { x: 5, who: 'roll' },
+    ])
     const foreign: bigint[] = []
     const held = inProcessRoller(async (name, seen) => {
       if (name !== 'data-file' || seen !== 1) return
-      foreign.push(await pyAppend(wh, sink.table, [{ x: 2, who: 'py' }, { x: 5, who: 'py' }, { x: 7, who: 'py' }]))
+      foreign.push(
+        await pyAppend(wh, sink.table, [
+          { x: 2, who: 'py' },
+          { x: 5, who: 'py' },
+          { x: 7, who: 'py' },
+        ]),
+      )
       foreign.push(await pyAppend(wh, sink.table, [{ x: 3, who: 'py' }]))
     })
     rollers.push(held.roller)
@@ -112,14 +130,26 @@ describe('a foreign append during a keyed roll', () => {
   it('a foreign append of other keys only: the re-planned roll keeps every foreign row', async () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
     const wh = { sql: whId }
-    await sendOk(sink, [{ x: 1, who: 'roll' }, { x: 2, who: 'roll' }])
+    await sendOk(sink, [
+      { x: 1, who: 'roll' },
+      { x: 2, who: 'roll' },
+    ])
     const held = inProcessRoller(async (name, seen) => {
-      if (name === 'data-file' && seen === 1) await pyAppend(wh, sink.table, [{ x: 10, who: 'py' }, { x: 11, who: 'py' }])
+      if (name === 'data-file' && seen === 1)
+        await pyAppend(wh, sink.table, [
+          { x: 10, who: 'py' },
+          { x: 11, who: 'py' },
+        ])
     })
     rollers.push(held.roller)
     expect(await held.roller.tick({ sink: sink.id, force: true })).toEqual({ rolled: 1, failed: 0 })
     const s = await scan(wh, sink.table)
-    expect(s.rows.map((row) => [Number(row.x), row.who])).toEqual([[1, 'roll'], [2, 'roll'], [10, 'py'], [11, 'py']])
+    expect(s.rows.map((row) => [Number(row.x), row.who])).toEqual([
+      [1, 'roll'],
+      [2, 'roll'],
+      [10, 'py'],
+      [11, 'py'],
+    ])
     expect(s.snapshots.at(-1)!.summary).toMatchObject({ 'lakehousebox.sink.rewritten_files': '0', 'lakehousebox.sink.key_files_read': '0' })
   })
   it('the lease expired under a held keyed roll: the other roller rolls, the held one re-plans, finds the batch committed and commits nothing', async () => {
@@ -127,10 +157,24 @@ describe('a foreign append during a keyed roll', () => {
     const wh = { sql: whId }
     const db = await database()
     try {
-      await sendOk(sink, [1, 2].map((x) => ({ x, who: 'v1' })))
+      await sendOk(
+        sink,
+        [1, 2].map((x) => ({ x, who: 'v1' })),
+      )
       expect((await rollerTick({ sink: sink.id })).code).toBe(0)
       const batch = `b-${uid()}`
-      expect((await send(sink, [{ x: 2, who: 'v2' }, { x: 3, who: 'v2' }], { batchId: batch })).status).toBe(202)
+      expect(
+        (
+          await send(
+            sink,
+            [
+              { x: 2, who: 'v2' },
+              { x: 3, who: 'v2' },
+            ],
+            { batchId: batch },
+          )
+        ).status,
+      ).toBe(202)
       let other: Awaited<ReturnType<typeof rollerTick>> | undefined
       const held = inProcessRoller(async (name, seen) => {
         if (name !== 'data-file' || seen !== 1) return
@@ -142,11 +186,17 @@ describe('a foreign append during a keyed roll', () => {
       expect(other?.code, other?.stdout).toBe(0)
       expect(r).toEqual({ rolled: 0, failed: 1 })
       // Ended, as an append's roll is in the same race (roller-races), not failed.
-      expect(held.logs.filter((l) => l.level === 'error').map((l) => [l.msg, /already holds batch/.test(String(l.error))])).toEqual([['tick ended; the sink waits for the next one', true]])
+      expect(held.logs.filter((l) => l.level === 'error').map((l) => [l.msg, /already holds batch/.test(String(l.error))])).toEqual([
+        ['tick ended; the sink waits for the next one', true],
+      ])
       expect(held.checkpoints).not.toContain('commit')
 
       const s = await scan(wh, sink.table)
-      expect(s.rows.map((row) => [Number(row.x), row.who])).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v2']])
+      expect(s.rows.map((row) => [Number(row.x), row.who])).toEqual([
+        [1, 'v1'],
+        [2, 'v2'],
+        [3, 'v2'],
+      ])
       expect(s.snapshots.filter((x) => (x.summary['lakehousebox.sink.batches'] ?? '').split(',').includes(batch))).toHaveLength(1)
       expect(await ledgerStates(db, sink.id)).toMatchObject({ [batch]: 'committed' })
       expect(await intakeObjects(sink.id)).toEqual([])

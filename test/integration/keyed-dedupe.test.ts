@@ -45,7 +45,13 @@ const pairs = (rows: Array<Record<string, any>>) => rows.map((r) => [Number(r.x)
 
 /** `lhbox sink dedupe <sink> --wait`, the bin entry as a child process, polling every 100 ms. */
 function lhboxDedupeWait(sink: Sink) {
-  const env: Record<string, string | undefined> = { ...process.env, LHBOX_URL: stack().apiUrl, LHBOX_API_KEY: stack().adminKey, LHBOX_DEDUPE_POLL_MS: '100', LHBOX_SEND_KEY: undefined }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LHBOX_URL: stack().apiUrl,
+    LHBOX_API_KEY: stack().adminKey,
+    LHBOX_DEDUPE_POLL_MS: '100',
+    LHBOX_SEND_KEY: undefined,
+  }
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k]
   const child = spawn(process.execPath, ['bin/lhbox.js', 'sink', 'dedupe', sink.name, '--wait'], { env: env as NodeJS.ProcessEnv })
   let stdout = ''
@@ -67,9 +73,18 @@ describe('dedupe', () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols } })
     const wh = { sql: whId }
     // Unkeyed: three appends. 5 is twice in one batch (a tie in one file: the later row wins).
-    await sendOk(sink, [{ x: 1, who: 'a1' }, { x: 1, who: 'a2' }, { x: 2, who: 'a' }, { x: 5, who: 'e1' }, { x: 5, who: 'e2' }])
+    await sendOk(sink, [
+      { x: 1, who: 'a1' },
+      { x: 1, who: 'a2' },
+      { x: 2, who: 'a' },
+      { x: 5, who: 'e1' },
+      { x: 5, who: 'e2' },
+    ])
     await tick(sink.id)
-    await sendOk(sink, [{ x: 1, who: 'b' }, { x: 3, who: 'b' }])
+    await sendOk(sink, [
+      { x: 1, who: 'b' },
+      { x: 3, who: 'b' },
+    ])
     await tick(sink.id)
     await sendOk(sink, [{ x: 3, who: 'c' }])
     await tick(sink.id)
@@ -111,7 +126,13 @@ describe('dedupe', () => {
     // The next tick: one row per key, the newest; every kept row exactly as it was (__ingest_ts included).
     await tick(sink.id)
     const deduped = await scan(wh, sink.table)
-    expect(pairs(deduped.rows)).toEqual([[1, 'b'], [2, 'd'], [3, 'py-tie'], [4, 'py-null'], [5, 'e2']])
+    expect(pairs(deduped.rows)).toEqual([
+      [1, 'b'],
+      [2, 'd'],
+      [3, 'py-tie'],
+      [4, 'py-null'],
+      [5, 'e2'],
+    ])
     expect(deduped.rows.find((r) => r.who === 'd')!.__ingest_ts).toBe(ts2d)
     expect(deduped.rows.find((r) => r.who === 'b')!.__ingest_ts).toBe(ts1b)
     expect(deduped.rows.find((r) => r.who === 'py-tie')!.__ingest_ts).toBe(ts3c)
@@ -126,7 +147,13 @@ describe('dedupe', () => {
     // rewritten; the third's (3/c) dropped.
     const after = await view(sink)
     expect(after.dedupe.requested_at).toBeNull()
-    expect(after.dedupe.last).toMatchObject({ rows_removed: 6, files_rewritten: 3, files_dropped: 1, snapshot_id: String(snap.snapshot_id), at: expect.any(String) })
+    expect(after.dedupe.last).toMatchObject({
+      rows_removed: 6,
+      files_rewritten: 3,
+      files_dropped: 1,
+      snapshot_id: String(snap.snapshot_id),
+      at: expect.any(String),
+    })
 
     // Within the hour: 409 dedupe_too_soon, with a Retry-After.
     const soon = await askDedupe(sink)
@@ -142,7 +169,10 @@ describe('dedupe', () => {
   it.fails('a tie between a row of a file a keyed roll rewrote and a row committed after the original: the later commit wins', async () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols } })
     const wh = { sql: whId }
-    await sendOk(sink, [{ x: 1, who: 'first commit' }, { x: 9, who: 'v1' }])
+    await sendOk(sink, [
+      { x: 1, who: 'first commit' },
+      { x: 9, who: 'v1' },
+    ])
     await tick(sink.id)
     const ts = (await scan(wh, sink.table)).rows.find((r) => Number(r.x) === 1)!.__ingest_ts
     await pyAppend(wh, sink.table, [{ x: 1, who: 'later commit', __ingest_ts: ts }])
@@ -153,15 +183,24 @@ describe('dedupe', () => {
     expect((await askDedupe(sink)).status).toBe(202)
     await tick(sink.id)
     const s = await scan(wh, sink.table)
-    expect(pairs(s.rows)).toEqual([[1, 'later commit'], [9, 'v2']])
+    expect(pairs(s.rows)).toEqual([
+      [1, 'later commit'],
+      [9, 'v2'],
+    ])
   })
 
   it('`lhbox sink dedupe <sink> --wait` waits while a tick runs, then prints the result', async () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
     const wh = { sql: whId }
-    await sendOk(sink, [{ x: 1, who: 'roll' }, { x: 2, who: 'roll' }])
+    await sendOk(sink, [
+      { x: 1, who: 'roll' },
+      { x: 2, who: 'roll' },
+    ])
     await tick(sink.id)
-    await pyAppend(wh, sink.table, [{ x: 1, who: 'py' }, { x: 3, who: 'py' }])
+    await pyAppend(wh, sink.table, [
+      { x: 1, who: 'py' },
+      { x: 3, who: 'py' },
+    ])
 
     const cli = lhboxDedupeWait(sink)
     // Requested, and the CLI still waiting, until the tick runs the dedupe.
@@ -177,7 +216,11 @@ describe('dedupe', () => {
     expect(stdout).toContain('files_rewritten=1')
 
     const s = await scan(wh, sink.table)
-    expect(pairs(s.rows)).toEqual([[1, 'roll'], [2, 'roll'], [3, 'py']])
+    expect(pairs(s.rows)).toEqual([
+      [1, 'roll'],
+      [2, 'roll'],
+      [3, 'py'],
+    ])
     expect((await view(sink)).dedupe).toMatchObject({ requested_at: null, last: { rows_removed: 1 } })
   })
 
@@ -193,10 +236,14 @@ describe('dedupe', () => {
       const [ns, name] = sink.table.split('.')
       const table = await catalog.loadTable({ namespace: [ns], name })
       const xId = currentSchema(table.metadata).fields.find((f) => f.name === 'x')!.id
-      await catalog.commitTable(table, [{ type: 'assert-table-uuid', uuid: table.metadata['table-uuid'] }], [
-        { action: 'add-spec', spec: { 'spec-id': 1, fields: [{ 'source-id': xId, 'field-id': 1000, name: 'x', transform: 'identity' }] } },
-        { action: 'set-default-spec', 'spec-id': -1 },
-      ])
+      await catalog.commitTable(
+        table,
+        [{ type: 'assert-table-uuid', uuid: table.metadata['table-uuid'] }],
+        [
+          { action: 'add-spec', spec: { 'spec-id': 1, fields: [{ 'source-id': xId, 'field-id': 1000, name: 'x', transform: 'identity' }] } },
+          { action: 'set-default-spec', 'spec-id': -1 },
+        ],
+      )
     } finally {
       await warehouses.close()
     }
@@ -215,7 +262,10 @@ describe('dedupe', () => {
   it('refused past the limits (lowered): too_large, too_many_rows; nothing committed', async () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
     const wh = { sql: whId }
-    await sendOk(sink, [{ x: 1, who: 'roll' }, { x: 2, who: 'roll' }])
+    await sendOk(sink, [
+      { x: 1, who: 'roll' },
+      { x: 2, who: 'roll' },
+    ])
     await tick(sink.id)
     await pyAppend(wh, sink.table, [{ x: 1, who: 'py' }])
     const before = await scan(wh, sink.table)
@@ -235,7 +285,10 @@ describe('dedupe', () => {
       // At the limits exactly: done.
       const ok = await dedupeTable(view, catalog, { rollId: `t-${uid()}`, compression, maxRows: 3 })
       expect(ok).toMatchObject({ rows_removed: 1, files_dropped: 1, files_rewritten: 0 })
-      expect(pairs((await scan(wh, sink.table)).rows)).toEqual([[1, 'roll'], [2, 'roll']])
+      expect(pairs((await scan(wh, sink.table)).rows)).toEqual([
+        [1, 'roll'],
+        [2, 'roll'],
+      ])
     } finally {
       await warehouses.close()
     }

@@ -51,17 +51,31 @@ describe('disabled by its key', () => {
   it('upsert_rewrite_too_large: nothing committed, the batches wait, sends accepted; PATCH {key} re-activates and the next tick rolls them', async () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
     const wh = { sql: whId }
-    await sendOk(sink, [1, 2, 3, 4].map((x) => ({ x, who: 'v1' })))
+    await sendOk(
+      sink,
+      [1, 2, 3, 4].map((x) => ({ x, who: 'v1' })),
+    )
     await tick(sink.id)
     const before = await scan(wh, sink.table)
 
     // Key 2 only: the v1 file is partly replaced; its rewrite is past a 10-byte limit.
-    const b1 = await sendOk(sink, [{ x: 2, who: 'v2' }, { x: 5, who: 'v2' }])
+    const b1 = await sendOk(sink, [
+      { x: 2, who: 'v2' },
+      { x: 5, who: 'v2' },
+    ])
     const t = await tick(sink.id, { LHBOX_UPSERT_MAX_REWRITE_BYTES: '10' })
-    expect(t.logs.some((l) => l.msg === 'sink disabled: its key cannot be applied' || JSON.stringify(l).includes('upsert_rewrite_too_large')), t.stdout).toBe(true)
+    expect(
+      t.logs.some((l) => l.msg === 'sink disabled: its key cannot be applied' || JSON.stringify(l).includes('upsert_rewrite_too_large')),
+      t.stdout,
+    ).toBe(true)
     const after = await scan(wh, sink.table)
     expect(after.snapshots.map((s) => s.snapshot_id)).toEqual(before.snapshots.map((s) => s.snapshot_id))
-    expect(after.rows.map((r) => [Number(r.x), r.who])).toEqual([[1, 'v1'], [2, 'v1'], [3, 'v1'], [4, 'v1']])
+    expect(after.rows.map((r) => [Number(r.x), r.who])).toEqual([
+      [1, 'v1'],
+      [2, 'v1'],
+      [3, 'v1'],
+      [4, 'v1'],
+    ])
 
     const disabled = await view(sink)
     expect(disabled).toMatchObject({ state: 'disabled', disabled_reason: 'upsert_rewrite_too_large' })
@@ -86,7 +100,13 @@ describe('disabled by its key', () => {
     // Another roller (a restarted service has a new id): the disabling roll gave its lease back.
     await tick(sink.id, {}, `kdisable-other-${uid()}`)
     const rolled = await scan(wh, sink.table)
-    expect(rolled.rows.map((r) => [Number(r.x), r.who])).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v3'], [4, 'v1'], [5, 'v2']])
+    expect(rolled.rows.map((r) => [Number(r.x), r.who])).toEqual([
+      [1, 'v1'],
+      [2, 'v2'],
+      [3, 'v3'],
+      [4, 'v1'],
+      [5, 'v2'],
+    ])
     expect(rolled.snapshots.at(-1)!.summary['lakehousebox.sink.batches'].split(',').sort()).toEqual([b1, b2].sort())
     expect(rolled.snapshots.at(-1)!.summary).toMatchObject({ 'lakehousebox.sink.rewritten_files': '1' })
     const active = await view(sink)
@@ -102,16 +122,28 @@ describe('disabled by its key', () => {
 
     // Another writer partitions the table (identity on x): a key needs an unpartitioned table.
     const { endpoint, region, accessKeyId, secretAccessKey, bucket } = stack().s3
-    const catalog = new SqlCatalog({ name: whId, sql: pool, warehouseLocation: `s3://${bucket}`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+    const catalog = new SqlCatalog({
+      name: whId,
+      sql: pool,
+      warehouseLocation: `s3://${bucket}`,
+      io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+    })
     const [ns, name] = sink.table.split('.')
     const table = await catalog.loadTable({ namespace: [ns], name })
     const xId = currentSchema(table.metadata).fields.find((f) => f.name === 'x')!.id
-    await catalog.commitTable(table, [{ type: 'assert-table-uuid', uuid: table.metadata['table-uuid'] }], [
-      { action: 'add-spec', spec: { 'spec-id': 1, fields: [{ 'source-id': xId, 'field-id': 1000, name: 'x', transform: 'identity' }] } },
-      { action: 'set-default-spec', 'spec-id': -1 },
-    ])
+    await catalog.commitTable(
+      table,
+      [{ type: 'assert-table-uuid', uuid: table.metadata['table-uuid'] }],
+      [
+        { action: 'add-spec', spec: { 'spec-id': 1, fields: [{ 'source-id': xId, 'field-id': 1000, name: 'x', transform: 'identity' }] } },
+        { action: 'set-default-spec', 'spec-id': -1 },
+      ],
+    )
 
-    await sendOk(sink, [{ x: 1, who: 'v2' }, { x: 2, who: 'v2' }])
+    await sendOk(sink, [
+      { x: 1, who: 'v2' },
+      { x: 2, who: 'v2' },
+    ])
     await tick(sink.id)
     expect(await view(sink)).toMatchObject({ state: 'disabled', disabled_reason: 'upsert_table_unsupported', lag: { batches_waiting: 1 } })
     expect((await scan(wh, sink.table)).rows.map((r) => [Number(r.x), r.who])).toEqual([[1, 'v1']])
@@ -127,7 +159,12 @@ describe('disabled by its key', () => {
     expect(p.body).toMatchObject({ state: 'active', key: null })
     await tick(sink.id)
     const s = await scan(wh, sink.table)
-    expect(s.rows.map((r) => [Number(r.x), r.who]).sort()).toEqual([[1, 'v1'], [1, 'v2'], [2, 'v2'], [3, 'v3']])
+    expect(s.rows.map((r) => [Number(r.x), r.who]).sort()).toEqual([
+      [1, 'v1'],
+      [1, 'v2'],
+      [2, 'v2'],
+      [3, 'v3'],
+    ])
     expect(s.snapshots.at(-1)!.operation).toBe('append')
     expect(await view(sink)).toMatchObject({ state: 'active', lag: { batches_waiting: 0 } })
   })

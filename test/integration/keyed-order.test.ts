@@ -27,7 +27,9 @@ describe('arrival order across rolls', () => {
     // the new. Sorted by (second, id) the first roll's 1,000 are the fillers and `aaa`; `zzz` is left.
     const fillers = Array.from({ length: 999 }, (_, i) => i)
     for (let i = 0; i < fillers.length; i += 50) {
-      const answers = await Promise.all(fillers.slice(i, i + 50).map((n) => send(sink, [{ x: 1000 + n, who: 'filler' }], { batchId: `0-${String(n).padStart(4, '0')}` })))
+      const answers = await Promise.all(
+        fillers.slice(i, i + 50).map((n) => send(sink, [{ x: 1000 + n, who: 'filler' }], { batchId: `0-${String(n).padStart(4, '0')}` })),
+      )
       expect(answers.map((a) => a.status)).toEqual(answers.map(() => 202))
     }
     // Just after a second boundary, so both land in one second (two local sends take milliseconds).

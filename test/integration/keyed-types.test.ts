@@ -23,7 +23,11 @@ async function sendOk(sink: Sink, rows: unknown[], batchId = `b-${uid()}`): Prom
 async function rejectsOf(sinkId: string, batchId: string): Promise<Array<Record<string, any>>> {
   const got = await bucket().get(`_sink/${sinkId}/rejects/${batchId}.ndjson`)
   if (!got) return []
-  return new TextDecoder().decode(got.body).split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l))
+  return new TextDecoder()
+    .decode(got.body)
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l))
 }
 
 const wh = async () => ({ sql: await warehouseId(stack().warehouse) })
@@ -70,25 +74,53 @@ describe('key_null', () => {
 
 describe('edges of a keyed roll', () => {
   it('a roll whose every row is key_null commits nothing; its batch is consumed, the rejects kept', async () => {
-    const sink = await newSink(stack().adminKey, { tableSpec: { columns: [{ name: 'x', type: 'long' }, { name: 'who', type: 'string' }] }, sink: { key: ['x'] } })
+    const sink = await newSink(stack().adminKey, {
+      tableSpec: {
+        columns: [
+          { name: 'x', type: 'long' },
+          { name: 'who', type: 'string' },
+        ],
+      },
+      sink: { key: ['x'] },
+    })
     const batch = await sendOk(sink, [{ x: null, who: 'a' }, { who: 'b' }])
     await tick(sink.id)
     const s = await scan(await wh(), sink.table)
     expect([s.rows, s.snapshots]).toEqual([[], []])
-    expect((await rejectsOf(sink.id, batch)).map((l) => [l.reason, l.field])).toEqual([['key_null', 'x'], ['key_null', 'x']])
+    expect((await rejectsOf(sink.id, batch)).map((l) => [l.reason, l.field])).toEqual([
+      ['key_null', 'x'],
+      ['key_null', 'x'],
+    ])
     const view = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
     expect(view).toMatchObject({ state: 'active', lag: { batches_waiting: 0 }, rejects: { rows_total: 2 } })
   })
 
   it('rows a foreign writer stored before the first roll (no __ingest_ts yet) are replaced or kept whole', async () => {
-    const table = await createTable(stack().adminKey, { columns: [{ name: 'x', type: 'long', required: true }, { name: 'who', type: 'string' }] })
+    const table = await createTable(stack().adminKey, {
+      columns: [
+        { name: 'x', type: 'long', required: true },
+        { name: 'who', type: 'string' },
+      ],
+    })
     const w = await wh()
-    await pyAppend(w, table, [{ x: 1, who: 'py' }, { x: 2, who: 'py' }, { x: 3, who: 'py' }])
+    await pyAppend(w, table, [
+      { x: 1, who: 'py' },
+      { x: 2, who: 'py' },
+      { x: 3, who: 'py' },
+    ])
     const sink = await newSink(stack().adminKey, { table, sink: { key: ['x'] } })
-    await sendOk(sink, [{ x: 2, who: 'roll' }, { x: 4, who: 'roll' }])
+    await sendOk(sink, [
+      { x: 2, who: 'roll' },
+      { x: 4, who: 'roll' },
+    ])
     await tick(sink.id)
     const s = await scan(w, table)
-    expect(s.rows.map((r) => [Number(r.x), r.who, r.__ingest_ts === null])).toEqual([[1, 'py', true], [2, 'roll', false], [3, 'py', true], [4, 'roll', false]])
+    expect(s.rows.map((r) => [Number(r.x), r.who, r.__ingest_ts === null])).toEqual([
+      [1, 'py', true],
+      [2, 'roll', false],
+      [3, 'py', true],
+      [4, 'roll', false],
+    ])
     expect(s.snapshots.at(-1)!.summary).toMatchObject({ 'lakehousebox.sink.rewritten_files': '1', 'lakehousebox.sink.key_files_read': '1' })
   })
 })
@@ -101,11 +133,24 @@ describe('the key columns', () => {
       { name: 'who', type: 'string' },
     ]
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x', 'n'] } })
-    await sendOk(sink, [{ x: 'a', n: 1, who: 'v1' }, { x: 'a', n: 2, who: 'v1' }, { x: 'b', n: 1, who: 'v1' }, { x: 'b', n: 2, who: 'v1' }])
+    await sendOk(sink, [
+      { x: 'a', n: 1, who: 'v1' },
+      { x: 'a', n: 2, who: 'v1' },
+      { x: 'b', n: 1, who: 'v1' },
+      { x: 'b', n: 2, who: 'v1' },
+    ])
     await tick(sink.id)
     // (a,1) replaced; (b,3) new; ("a1", 0) must not collide with ("a", 10) and the like.
-    await sendOk(sink, [{ x: 'a', n: 1, who: 'v2' }, { x: 'b', n: 3, who: 'v2' }, { x: 'a1', n: 0, who: 'v2' }])
-    await sendOk(sink, [{ x: 'b', n: 1, who: 'v3' }, { x: 'a', n: 10, who: 'v3' }, { x: 'b', n: 1, who: 'v3 last' }])
+    await sendOk(sink, [
+      { x: 'a', n: 1, who: 'v2' },
+      { x: 'b', n: 3, who: 'v2' },
+      { x: 'a1', n: 0, who: 'v2' },
+    ])
+    await sendOk(sink, [
+      { x: 'b', n: 1, who: 'v3' },
+      { x: 'a', n: 10, who: 'v3' },
+      { x: 'b', n: 1, who: 'v3 last' },
+    ])
     await tick(sink.id)
     const s = await scan(await wh(), sink.table)
     expect(tuples(s.rows, ['x', 'n', 'who'])).toEqual(
@@ -124,7 +169,12 @@ describe('the key columns', () => {
     )
     const last = s.snapshots.at(-1)!
     expect(last.operation).toBe('overwrite')
-    expect(last.summary).toMatchObject({ 'lakehousebox.sink.rows': '5', 'lakehousebox.sink.rewritten_files': '1', 'deleted-data-files': '1', 'total-records': '7' })
+    expect(last.summary).toMatchObject({
+      'lakehousebox.sink.rows': '5',
+      'lakehousebox.sink.rewritten_files': '1',
+      'deleted-data-files': '1',
+      'total-records': '7',
+    })
   })
 
   it('a string key', async () => {
@@ -133,12 +183,33 @@ describe('the key columns', () => {
       { name: 'who', type: 'string' },
     ]
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
-    await sendOk(sink, [{ x: 'obs-1', who: 'v1' }, { x: 'obs-2', who: 'v1' }, { x: 'ÿ-ünïcode', who: 'v1' }, { x: '', who: 'empty' }])
+    await sendOk(sink, [
+      { x: 'obs-1', who: 'v1' },
+      { x: 'obs-2', who: 'v1' },
+      { x: 'ÿ-ünïcode', who: 'v1' },
+      { x: '', who: 'empty' },
+    ])
     await tick(sink.id)
-    await sendOk(sink, [{ x: 'obs-2', who: 'v2' }, { x: 'ÿ-ünïcode', who: 'v2' }, { x: 'obs-3', who: 'v2' }, { x: '', who: 'empty v2' }])
+    await sendOk(sink, [
+      { x: 'obs-2', who: 'v2' },
+      { x: 'ÿ-ünïcode', who: 'v2' },
+      { x: 'obs-3', who: 'v2' },
+      { x: '', who: 'empty v2' },
+    ])
     await tick(sink.id)
     const s = await scan(await wh(), sink.table)
-    expect(tuples(s.rows, ['x', 'who'])).toEqual(tuples([{ x: '', who: 'empty v2' }, { x: 'obs-1', who: 'v1' }, { x: 'obs-2', who: 'v2' }, { x: 'obs-3', who: 'v2' }, { x: 'ÿ-ünïcode', who: 'v2' }], ['x', 'who']))
+    expect(tuples(s.rows, ['x', 'who'])).toEqual(
+      tuples(
+        [
+          { x: '', who: 'empty v2' },
+          { x: 'obs-1', who: 'v1' },
+          { x: 'obs-2', who: 'v2' },
+          { x: 'obs-3', who: 'v2' },
+          { x: 'ÿ-ünïcode', who: 'v2' },
+        ],
+        ['x', 'who'],
+      ),
+    )
     expect(s.snapshots.at(-1)!.summary).toMatchObject({ 'lakehousebox.sink.rewritten_files': '1', 'total-records': '5' })
   })
 
@@ -148,12 +219,27 @@ describe('the key columns', () => {
       { name: 'who', type: 'string' },
     ]
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
-    await sendOk(sink, [{ x: -5, who: 'v1' }, { x: 0, who: 'v1' }, { x: 7, who: 'v1' }, { x: 2147483647, who: 'v1' }])
+    await sendOk(sink, [
+      { x: -5, who: 'v1' },
+      { x: 0, who: 'v1' },
+      { x: 7, who: 'v1' },
+      { x: 2147483647, who: 'v1' },
+    ])
     await tick(sink.id)
-    await sendOk(sink, [{ x: -5, who: 'v2' }, { x: 2147483647, who: 'v2' }, { x: 8, who: 'v2' }])
+    await sendOk(sink, [
+      { x: -5, who: 'v2' },
+      { x: 2147483647, who: 'v2' },
+      { x: 8, who: 'v2' },
+    ])
     await tick(sink.id)
     const s = await scan(await wh(), sink.table)
-    expect(s.rows.map((r) => [Number(r.x), r.who])).toEqual([[-5, 'v2'], [0, 'v1'], [7, 'v1'], [8, 'v2'], [2147483647, 'v2']])
+    expect(s.rows.map((r) => [Number(r.x), r.who])).toEqual([
+      [-5, 'v2'],
+      [0, 'v1'],
+      [7, 'v1'],
+      [8, 'v2'],
+      [2147483647, 'v2'],
+    ])
     expect(s.snapshots.at(-1)!.summary).toMatchObject({ 'lakehousebox.sink.rewritten_files': '1', 'lakehousebox.sink.key_files_read': '1' })
   })
 })
@@ -177,18 +263,25 @@ describe('every key type', () => {
       { name: 'who', type: 'string' },
     ]
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['k'] } })
-    await sendOk(sink, [{ k: k1, x: 1, who: 'v1' }, { k: k2, x: 2, who: 'v1' }])
+    await sendOk(sink, [
+      { k: k1, x: 1, who: 'v1' },
+      { k: k2, x: 2, who: 'v1' },
+    ])
     await tick(sink.id)
     await sendOk(sink, [{ k: k1, x: 1, who: 'v2' }])
     await tick(sink.id)
     const s = await scan(await wh(), sink.table)
-    expect(s.rows.map((r) => [Number(r.x), r.who])).toEqual([[1, 'v2'], [2, 'v1']])
+    expect(s.rows.map((r) => [Number(r.x), r.who])).toEqual([
+      [1, 'v2'],
+      [2, 'v1'],
+    ])
     expect(s.snapshots.at(-1)!.summary).toMatchObject({ 'lakehousebox.sink.rewritten_files': '1', 'total-records': '2' })
   })
 })
 
 describe('the bounds pruning', () => {
-  const summaries = (s: Awaited<ReturnType<typeof scan>>, sinkId: string) => s.snapshots.filter((x) => x.summary['lakehousebox.sink.id'] === sinkId).map((x) => x.summary)
+  const summaries = (s: Awaited<ReturnType<typeof scan>>, sinkId: string) =>
+    s.snapshots.filter((x) => x.summary['lakehousebox.sink.id'] === sinkId).map((x) => x.summary)
 
   it('a long key: 5 rolls of disjoint ranges read no file; a roll touching one range reads 1', async () => {
     const cols: Column[] = [
@@ -197,10 +290,16 @@ describe('the bounds pruning', () => {
     ]
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
     for (const r of [0, 1, 2, 3, 4]) {
-      await sendOk(sink, Array.from({ length: 10 }, (_, i) => ({ x: r * 100 + i, who: `v1` })))
+      await sendOk(
+        sink,
+        Array.from({ length: 10 }, (_, i) => ({ x: r * 100 + i, who: `v1` })),
+      )
       await tick(sink.id)
     }
-    await sendOk(sink, [{ x: 203, who: 'v2' }, { x: 205, who: 'v2' }])
+    await sendOk(sink, [
+      { x: 203, who: 'v2' },
+      { x: 205, who: 'v2' },
+    ])
     await tick(sink.id)
     const s = await scan(await wh(), sink.table)
     const sums = summaries(s, sink.id)
@@ -210,9 +309,15 @@ describe('the bounds pruning', () => {
     expect(s.rows.filter((r) => r.who === 'v2').map((r) => Number(r.x))).toEqual([203, 205])
 
     // A roll whose keys fall in the gaps between the ranges' bounds reads 0; one spanning two ranges reads 2.
-    await sendOk(sink, [{ x: 50, who: 'gap' }, { x: 150, who: 'gap' }])
+    await sendOk(sink, [
+      { x: 50, who: 'gap' },
+      { x: 150, who: 'gap' },
+    ])
     await tick(sink.id)
-    await sendOk(sink, [{ x: 1, who: 'v3' }, { x: 401, who: 'v3' }])
+    await sendOk(sink, [
+      { x: 1, who: 'v3' },
+      { x: 401, who: 'v3' },
+    ])
     await tick(sink.id)
     const again = summaries(await scan(await wh(), sink.table), sink.id)
     expect(again.slice(-2).map((x) => x['lakehousebox.sink.key_files_read'])).toEqual(['0', '2'])
@@ -226,10 +331,16 @@ describe('the bounds pruning', () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
     const long = 'observation-with-a-long-prefix-past-the-bounds-truncation-'
     for (const r of ['a', 'b', 'c', 'd', 'e']) {
-      await sendOk(sink, Array.from({ length: 10 }, (_, i) => ({ x: `${r}-${long}${i}`, who: 'v1' })))
+      await sendOk(
+        sink,
+        Array.from({ length: 10 }, (_, i) => ({ x: `${r}-${long}${i}`, who: 'v1' })),
+      )
       await tick(sink.id)
     }
-    await sendOk(sink, [{ x: `c-${long}3`, who: 'v2' }, { x: `c-${long}9`, who: 'v2' }])
+    await sendOk(sink, [
+      { x: `c-${long}3`, who: 'v2' },
+      { x: `c-${long}9`, who: 'v2' },
+    ])
     await tick(sink.id)
     const s = await scan(await wh(), sink.table)
     const sums = summaries(s, sink.id)

@@ -37,10 +37,19 @@ const fields: NestedField[] = [
   { id: 5, name: 'name', required: false, type: 'string' },
   { id: 6, name: 'd', required: false, type: 'double' },
   {
-    id: 7, name: 'nested', required: false, type: {
-      type: 'struct', fields: [
+    id: 7,
+    name: 'nested',
+    required: false,
+    type: {
+      type: 'struct',
+      fields: [
         { id: 8, name: 'tags', required: false, type: { type: 'list', 'element-id': 9, element: 'long', 'element-required': false } },
-        { id: 10, name: 'counts', required: false, type: { type: 'map', 'key-id': 11, key: 'string', 'value-id': 12, value: 'decimal(38, 10)', 'value-required': false } },
+        {
+          id: 10,
+          name: 'counts',
+          required: false,
+          type: { type: 'map', 'key-id': 11, key: 'string', 'value-id': 12, value: 'decimal(38, 10)', 'value-required': false },
+        },
       ],
     },
   },
@@ -56,7 +65,16 @@ function row(n: number): Row {
     ts: n % 5 === 4 ? null : T0 + BigInt(n % 3) * DAY + k * 1_000_001n, // 3 days and null
     name: n % 6 === 0 ? null : `name ${n} ✓`,
     d: n % 7 === 0 ? NaN : n / 10,
-    nested: n % 8 === 0 ? null : { tags: [k, null, MAX], counts: [['k', DEC38 - k], ['n', null]] },
+    nested:
+      n % 8 === 0
+        ? null
+        : {
+            tags: [k, null, MAX],
+            counts: [
+              ['k', DEC38 - k],
+              ['n', null],
+            ],
+          },
     __ingest_ts: 1_800_000_000_000_000n + k,
   }
 }
@@ -89,26 +107,46 @@ async function append(cat: Catalog, table: LoadedTable, rows: Row[]): Promise<Lo
 }
 
 async function create(name: string, version: 2 | 3, partitioned: boolean, appends: number): Promise<LoadedTable> {
-  let table = await catalog.createTable([NS], { name, schema: { fields }, formatVersion: version, partition: partitioned ? [{ source: 'ts', transform: 'day' }] : [] })
-  for (let i = 0; i < appends; i++) table = await append(catalog, table, [0, 1, 2, 3, 4].map((j) => row(i * 5 + j)))
+  let table = await catalog.createTable([NS], {
+    name,
+    schema: { fields },
+    formatVersion: version,
+    partition: partitioned ? [{ source: 'ts', transform: 'day' }] : [],
+  })
+  for (let i = 0; i < appends; i++)
+    table = await append(
+      catalog,
+      table,
+      [0, 1, 2, 3, 4].map((j) => row(i * 5 + j)),
+    )
   return table
 }
 
-const pyScan = async (table: string, extra: string[] = []) => toExact(await runPython('pyiceberg_scan.py', [...catalogArgs(), `${NS}.${table}`, '--order-by', 'id', ...extra]))
-const duckScan = async (metadata: string) => toExact(await runPython('duckdb_scan.py', [...s3Args(s3()), '--metadata', metadata, '--order-by', 'id', '--no-snapshots']))
+const pyScan = async (table: string, extra: string[] = []) =>
+  toExact(await runPython('pyiceberg_scan.py', [...catalogArgs(), `${NS}.${table}`, '--order-by', 'id', ...extra]))
+const duckScan = async (metadata: string) =>
+  toExact(await runPython('duckdb_scan.py', [...s3Args(s3()), '--metadata', metadata, '--order-by', 'id', '--no-snapshots']))
 
 beforeAll(async () => {
   await ensureVenv()
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 4 })
   const { endpoint, region, accessKeyId, secretAccessKey } = s3()
-  catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${s3().bucket}/${CATALOG}`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+  catalog = new SqlCatalog({
+    name: CATALOG,
+    sql: pool,
+    warehouseLocation: `s3://${s3().bucket}/${CATALOG}`,
+    io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+  })
 }, 15 * 60_000)
 
 afterAll(async () => {
   await pool?.end()
 })
 
-const cases: Array<[string, 2 | 3, boolean, number]> = [['v2 unpartitioned', 2, false, 1], ['v3 day(ts)', 3, true, 4]]
+const cases: Array<[string, 2 | 3, boolean, number]> = [
+  ['v2 unpartitioned', 2, false, 1],
+  ['v3 day(ts)', 3, true, 4],
+]
 
 describe.each(cases)('%s: 10 small appends compacted', (label, version, partitioned, partitions) => {
   const name = label.replace(/[^a-z0-9]+/g, '_')
@@ -137,9 +175,15 @@ describe.each(cases)('%s: 10 small appends compacted', (label, version, partitio
     const snap = after.snapshots.at(-1)
     expect(snap).toMatchObject({ snapshot_id: result!.snapshotId, operation: 'replace', parent: before.current_snapshot_id })
     expect(snap.summary).toMatchObject({
-      operation: 'replace', 'added-data-files': String(partitions), 'deleted-data-files': String(10 * partitions),
-      'added-records': '50', 'deleted-records': '50', 'total-records': '50', 'total-data-files': String(partitions),
-      'changed-partition-count': String(partitions), 'total-delete-files': '0',
+      operation: 'replace',
+      'added-data-files': String(partitions),
+      'deleted-data-files': String(10 * partitions),
+      'added-records': '50',
+      'deleted-records': '50',
+      'total-records': '50',
+      'total-data-files': String(partitions),
+      'changed-partition-count': String(partitions),
+      'total-delete-files': '0',
     })
     const size = after.files.reduce((n: bigint, f: any) => n + f.file_size_in_bytes, 0n)
     expect(snap.summary['total-files-size']).toBe(String(size))
@@ -149,7 +193,10 @@ describe.each(cases)('%s: 10 small appends compacted', (label, version, partitio
     if (!partitioned) {
       expect(after.files[0].readable_bounds.id).toEqual({ lower_bound: 0n, upper_bound: 49n })
       expect(after.files[0].readable_bounds.big).toEqual({ lower_bound: MIN + 1n, upper_bound: MAX })
-      expect(after.files[0].readable_bounds.amount).toEqual({ lower_bound: '-9999999999999999999999999999.9999999998', upper_bound: '9999999999999999999999999999.9999999999' }) // rows 1 and 0
+      expect(after.files[0].readable_bounds.amount).toEqual({
+        lower_bound: '-9999999999999999999999999999.9999999998',
+        upper_bound: '9999999999999999999999999999.9999999999',
+      }) // rows 1 and 0
     }
     // a filtered scan still prunes and finds rows through the merged bounds
     const filtered = await pyScan(name, ['--row-filter', 'id >= 45', '--no-files'])
@@ -172,7 +219,11 @@ describe.each(cases)('%s: 10 small appends compacted', (label, version, partitio
     const ids: bigint[] = []
     for (const { entry } of files.data) {
       const bytes = await table.io.read(entry.dataFile.filePath)
-      const rows = await parquetReadObjects({ file: bytes.slice().buffer as ArrayBuffer, compressors: decompress, columns: ['id', '_row_id', '_last_updated_sequence_number'] })
+      const rows = await parquetReadObjects({
+        file: bytes.slice().buffer as ArrayBuffer,
+        compressors: decompress,
+        columns: ['id', '_row_id', '_last_updated_sequence_number'],
+      })
       for (const r of rows) {
         ids.push(r._row_id)
         // append i (sequence number i + 1) wrote ids 5i..5i+4

@@ -47,7 +47,12 @@ afterAll(async () => {
 async function createTable(name: string, properties: Record<string, string> = {}): Promise<LoadedTable> {
   return catalog.createTable([NS], {
     name,
-    schema: { fields: [{ id: 1, name: 'id', required: true, type: 'long' }, { id: 2, name: 'name', required: false, type: 'string' }] },
+    schema: {
+      fields: [
+        { id: 1, name: 'id', required: true, type: 'long' },
+        { id: 2, name: 'name', required: false, type: 'string' },
+      ],
+    },
     properties,
   })
 }
@@ -58,11 +63,27 @@ async function append(t: LoadedTable, n: number): Promise<LoadedTable> {
   const { bytes, metrics: m } = writeDataFile(currentSchema(t.metadata), rows)
   const filePath = `${t.metadata.location}/data/${crypto.randomUUID()}.parquet`
   await t.io.write(filePath, bytes)
-  const { table } = await fastAppend(catalog, t, [{
-    filePath, fileFormat: 'PARQUET', partition: {}, recordCount: m.recordCount, fileSizeInBytes: m.fileSizeInBytes,
-    columnSizes: m.columnSizes, valueCounts: m.valueCounts, nullValueCounts: m.nullValueCounts, nanValueCounts: m.nanValueCounts,
-    lowerBounds: m.lowerBounds, upperBounds: m.upperBounds, splitOffsets: m.splitOffsets,
-  }], { retry: FAST })
+  const { table } = await fastAppend(
+    catalog,
+    t,
+    [
+      {
+        filePath,
+        fileFormat: 'PARQUET',
+        partition: {},
+        recordCount: m.recordCount,
+        fileSizeInBytes: m.fileSizeInBytes,
+        columnSizes: m.columnSizes,
+        valueCounts: m.valueCounts,
+        nullValueCounts: m.nullValueCounts,
+        nanValueCounts: m.nanValueCounts,
+        lowerBounds: m.lowerBounds,
+        upperBounds: m.upperBounds,
+        splitOffsets: m.splitOffsets,
+      },
+    ],
+    { retry: FAST },
+  )
   return table
 }
 

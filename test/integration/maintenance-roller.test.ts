@@ -69,7 +69,12 @@ interface InProcess {
 function inProcessRoller(env: Record<string, string> = {}, checkpoint: (name: string) => void | Promise<void> = () => {}): InProcess {
   const logs: Array<Record<string, any>> = []
   const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `inproc-${uid()}`, ...env }))
-  const roller = createRoller(config, jsonLogger({}, (l) => logs.push(JSON.parse(l))), new RollerMetrics(), checkpoint)
+  const roller = createRoller(
+    config,
+    jsonLogger({}, (l) => logs.push(JSON.parse(l))),
+    new RollerMetrics(),
+    checkpoint,
+  )
   return { roller, logs }
 }
 
@@ -88,7 +93,9 @@ async function sendOk(sink: Sink, rows: unknown[], batchId = `b-${uid()}`): Prom
 
 /** PyIceberg's view of a table, with the current snapshot's live files. */
 async function pyScan(catalog: PyCatalog, table: string): Promise<any> {
-  return toExact(await runPython('pyiceberg_scan.py', [...pyCatalogArgs(catalog), table, '--order-by', 'x', '--order-by', '__ingest_ts'], undefined, { timeoutMs: 180_000 }))
+  return toExact(
+    await runPython('pyiceberg_scan.py', [...pyCatalogArgs(catalog), table, '--order-by', 'x', '--order-by', '__ingest_ts'], undefined, { timeoutMs: 180_000 }),
+  )
 }
 
 /** x → how many rows hold it. */
@@ -226,7 +233,9 @@ describe('after 100 rolls plus maintenance', () => {
     expect(second.files).toHaveLength(1)
     expect(countsByX(second.rows)).toEqual(once([...range(0, 2 * ROLLS), 1000, 1001, 1002]))
     // Only manifests with live files, or the ones the current (second) replace wrote, remain.
-    const carriedDead = second.manifests.filter((m: any) => m.added_files_count + m.existing_files_count === 0n && m.added_snapshot_id !== second.current_snapshot_id)
+    const carriedDead = second.manifests.filter(
+      (m: any) => m.added_files_count + m.existing_files_count === 0n && m.added_snapshot_id !== second.current_snapshot_id,
+    )
     expect(carriedDead.map((m: any) => m.added_snapshot_id)).not.toContain(firstReplace)
     expect(carriedDead).toEqual([])
   })

@@ -36,7 +36,12 @@ beforeAll(async () => {
   await ensureVenv()
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 4 })
   const { endpoint, region, accessKeyId, secretAccessKey, bucket } = stack().s3
-  catalog = new SqlCatalog({ name: CATALOG, sql: pool, warehouseLocation: `s3://${bucket}/manifest-merge-${run}`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+  catalog = new SqlCatalog({
+    name: CATALOG,
+    sql: pool,
+    warehouseLocation: `s3://${bucket}/manifest-merge-${run}`,
+    io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+  })
 }, 15 * 60_000)
 
 afterAll(async () => {
@@ -58,15 +63,26 @@ async function oneRowFile(table: LoadedTable, i: number): Promise<DataFile> {
   const filePath = `${table.metadata.location}/data/${crypto.randomUUID()}.parquet`
   await table.io.write(filePath, bytes)
   return {
-    filePath, fileFormat: 'PARQUET', partition: partitionRecord(bindSpec(defaultSpec(table.metadata), schema), r.row), recordCount: m.recordCount, fileSizeInBytes: m.fileSizeInBytes,
-    columnSizes: m.columnSizes, valueCounts: m.valueCounts, nullValueCounts: m.nullValueCounts, nanValueCounts: m.nanValueCounts,
-    lowerBounds: m.lowerBounds, upperBounds: m.upperBounds, splitOffsets: m.splitOffsets,
+    filePath,
+    fileFormat: 'PARQUET',
+    partition: partitionRecord(bindSpec(defaultSpec(table.metadata), schema), r.row),
+    recordCount: m.recordCount,
+    fileSizeInBytes: m.fileSizeInBytes,
+    columnSizes: m.columnSizes,
+    valueCounts: m.valueCounts,
+    nullValueCounts: m.nullValueCounts,
+    nanValueCounts: m.nanValueCounts,
+    lowerBounds: m.lowerBounds,
+    upperBounds: m.upperBounds,
+    splitOffsets: m.splitOffsets,
   }
 }
 
 const pyScan = async () => toExact(await runPython('pyiceberg_scan.py', [...catalogArgs(), TABLE, '--order-by', 'id'], undefined, { timeoutMs: 300_000 }))
-const duckScan = async (metadata: string) => toExact(await runPython('duckdb_scan.py', [...s3Args(stack().s3), '--metadata', metadata, '--order-by', 'id', '--no-snapshots']))
-const pyAppend = async (rows: unknown[]) => toExact(await runPython('pyiceberg_append.py', [...catalogArgs(), TABLE], undefined, { input: stringifyLossless(rows) }))
+const duckScan = async (metadata: string) =>
+  toExact(await runPython('duckdb_scan.py', [...s3Args(stack().s3), '--metadata', metadata, '--order-by', 'id', '--no-snapshots']))
+const pyAppend = async (rows: unknown[]) =>
+  toExact(await runPython('pyiceberg_append.py', [...catalogArgs(), TABLE], undefined, { input: stringifyLossless(rows) }))
 
 describe('120 merging appends, then PyIceberg, then the manifest rewrite', () => {
   let table: LoadedTable
@@ -78,7 +94,13 @@ describe('120 merging appends, then PyIceberg, then the manifest rewrite', () =>
     table = await catalog.createTable([NS], {
       name: 'events',
       formatVersion: 2,
-      schema: { fields: [{ id: 1, name: 'id', type: 'long', required: true }, { id: 2, name: 'name', type: 'string', required: false }, { id: 3, name: 'ts', type: 'timestamptz', required: true }] },
+      schema: {
+        fields: [
+          { id: 1, name: 'id', type: 'long', required: true },
+          { id: 2, name: 'name', type: 'string', required: false },
+          { id: 3, name: 'ts', type: 'timestamptz', required: true },
+        ],
+      },
       partition: [{ source: 'ts', transform: 'day' }],
     })
     for (let i = 0; i < APPENDS; i++) {
@@ -114,7 +136,10 @@ describe('120 merging appends, then PyIceberg, then the manifest rewrite', () =>
 
   it('PyIceberg appends after our merge and reads everything', { timeout: 180_000 }, async () => {
     expect(table).toBeDefined()
-    const theirs = [{ id: 1000n, name: 'py-a', ts: '2026-05-02T12:00:00.000001+00:00' }, { id: 1001n, name: null, ts: '2026-05-09T00:00:00.000000+00:00' }]
+    const theirs = [
+      { id: 1000n, name: 'py-a', ts: '2026-05-02T12:00:00.000001+00:00' },
+      { id: 1001n, name: null, ts: '2026-05-09T00:00:00.000000+00:00' },
+    ]
     const py = await pyAppend(theirs)
     expect(py).toMatchObject({ created: false, appended: 2n })
     expected.push(...theirs)
@@ -141,7 +166,12 @@ describe('120 merging appends, then PyIceberg, then the manifest rewrite', () =>
     let out = await pyScan()
     expect(out.rows).toEqual(expected)
     expect(out.manifests).toHaveLength(1)
-    expect(out.manifests[0]).toMatchObject({ added_files_count: 0n, existing_files_count: BigInt(APPENDS + 3), added_snapshot_id: res.snapshotId, min_sequence_number: 1n })
+    expect(out.manifests[0]).toMatchObject({
+      added_files_count: 0n,
+      existing_files_count: BigInt(APPENDS + 3),
+      added_snapshot_id: res.snapshotId,
+      min_sequence_number: 1n,
+    })
     expect(out.files.every((f: any) => f.status === 'EXISTING')).toBe(true)
     for (const f of out.files) {
       const a = added.get(f.file_path)
@@ -149,7 +179,12 @@ describe('120 merging appends, then PyIceberg, then the manifest rewrite', () =>
     }
     const current = out.snapshots.at(-1)
     expect(current.operation).toBe('replace')
-    expect(current.summary).toMatchObject({ 'manifests-created': '1', 'manifests-replaced': '23', 'total-data-files': String(APPENDS + 3), 'total-records': String(APPENDS + 3) })
+    expect(current.summary).toMatchObject({
+      'manifests-created': '1',
+      'manifests-replaced': '23',
+      'total-data-files': String(APPENDS + 3),
+      'total-records': String(APPENDS + 3),
+    })
 
     const theirs = [{ id: 2000n, name: 'py-after-rewrite', ts: '2026-05-03T00:00:00.000000+00:00' }]
     await pyAppend(theirs)

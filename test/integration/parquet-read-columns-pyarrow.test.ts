@@ -17,7 +17,6 @@ import { keyOf } from '../../roller/upsert.ts'
 import { pythonInTempDir } from '../support/python.ts'
 import { columnsToRows } from '../unit/iceberg/column-rows.ts'
 
-
 const SCRIPT = String.raw`
 import sys, os, datetime, decimal, json
 import pyarrow as pa, pyarrow.parquet as pq
@@ -117,7 +116,9 @@ print(json.dumps(result))
 `
 
 const arrowSchema: Schema = {
-  type: 'struct', 'schema-id': 0, fields: [
+  type: 'struct',
+  'schema-id': 0,
+  fields: [
     { id: 1, name: 'id', required: true, type: 'long' },
     { id: 2, name: 'i32', required: false, type: 'long' }, // int → long
     { id: 3, name: 'f32', required: false, type: 'double' }, // float → double
@@ -162,7 +163,10 @@ async function check(bytes: Uint8Array, schema: Schema, key: string[]): Promise<
   const chosen = rows.filter((r, i) => i % 4 === 1 && key.every((k) => r[k] !== null))
   const builders = buildersFor(fields, chosen.length)
   for (const r of chosen) fields.forEach((f, i) => builders[i].appendValue(r[f.name]))
-  const set = new KeySet(fields.map((f) => f.id), finishBatch(fields, builders, chosen.length))
+  const set = new KeySet(
+    fields.map((f) => f.id),
+    finishBatch(fields, builders, chosen.length),
+  )
   const wanted = new Set(chosen.map((r) => keyOf(r, key)))
   const drop = new Uint8Array(rows.length)
   let from = 0

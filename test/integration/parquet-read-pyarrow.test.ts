@@ -12,7 +12,6 @@ import { readDataFile } from '../../iceberg/parquet/read-rows.ts'
 import type { Row, Schema, Value } from '../../iceberg/spec/types.ts'
 import { pythonInTempDir } from '../support/python.ts'
 
-
 const SCRIPT = String.raw`
 import sys, os, uuid, datetime, decimal, json
 import pyarrow as pa, pyarrow.parquet as pq
@@ -140,20 +139,73 @@ describe('readDataFile on files PyIceberg and pyarrow wrote', () => {
     const rows = await readDataFile(new Uint8Array(readFileSync(out.pyiceberg.file)), out.pyiceberg.schema)
     const expected: Row[] = [
       {
-        b: true, i: 1, l: MAX, f: 1.5, d: NaN, dec38: DEC38, dec9: 1230n, dec18: -5n, dt: 19000, t: 3_600_000_000n,
-        ts: 1_700_000_000_000_000n, tstz: 1_700_000_000_123_456n, s: 'abc',
+        b: true,
+        i: 1,
+        l: MAX,
+        f: 1.5,
+        d: NaN,
+        dec38: DEC38,
+        dec9: 1230n,
+        dec18: -5n,
+        dt: 19000,
+        t: 3_600_000_000n,
+        ts: 1_700_000_000_000_000n,
+        tstz: 1_700_000_000_123_456n,
+        s: 'abc',
         u: Uint8Array.from([0xf7, 0x9c, 0x3e, 0x09, 0x67, 0x7c, 0x4b, 0xbd, 0xa4, 0x79, 0x3f, 0x34, 0x9c, 0xb7, 0x85, 0xe7]),
-        fx: Uint8Array.of(1, 2, 3, 4), bin: Uint8Array.of(0, 255), st: { a: 7, z: 'x' }, tags: [1n, null, 3n],
-        attrs: [['k1', 1.25], ['k2', null]], points: [{ x: 1 }, { x: 2 }],
+        fx: Uint8Array.of(1, 2, 3, 4),
+        bin: Uint8Array.of(0, 255),
+        st: { a: 7, z: 'x' },
+        tags: [1n, null, 3n],
+        attrs: [
+          ['k1', 1.25],
+          ['k2', null],
+        ],
+        points: [{ x: 1 }, { x: 2 }],
       },
       {
-        b: false, i: -2147483648, l: MIN, f: -0, d: 2.5, dec38: -DEC38, dec9: -99999999n, dec18: 999999999999999999n, dt: -1, t: 0n,
-        ts: -1n, tstz: 0n, s: '\uFEFFü😀', u: new Uint8Array(16), fx: new Uint8Array(4), bin: new Uint8Array(0), st: null, tags: [], attrs: [],
+        b: false,
+        i: -2147483648,
+        l: MIN,
+        f: -0,
+        d: 2.5,
+        dec38: -DEC38,
+        dec9: -99999999n,
+        dec18: 999999999999999999n,
+        dt: -1,
+        t: 0n,
+        ts: -1n,
+        tstz: 0n,
+        s: '\uFEFFü😀',
+        u: new Uint8Array(16),
+        fx: new Uint8Array(4),
+        bin: new Uint8Array(0),
+        st: null,
+        tags: [],
+        attrs: [],
         points: [], // PyIceberg wrote the null list of structs as empty
       },
       {
-        b: null, i: 2147483647, l: null, f: null, d: -Infinity, dec38: null, dec9: null, dec18: null, dt: null, t: null, ts: null, tstz: null,
-        s: null, u: null, fx: null, bin: null, st: { a: 0, z: null }, tags: null, attrs: null, points: [],
+        b: null,
+        i: 2147483647,
+        l: null,
+        f: null,
+        d: -Infinity,
+        dec38: null,
+        dec9: null,
+        dec18: null,
+        dt: null,
+        t: null,
+        ts: null,
+        tstz: null,
+        s: null,
+        u: null,
+        fx: null,
+        bin: null,
+        st: { a: 0, z: null },
+        tags: null,
+        attrs: null,
+        points: [],
       },
     ]
     expect(rows).toEqual(expected)
@@ -161,7 +213,9 @@ describe('readDataFile on files PyIceberg and pyarrow wrote', () => {
   })
 
   const schema: Schema = {
-    type: 'struct', 'schema-id': 0, fields: [
+    type: 'struct',
+    'schema-id': 0,
+    fields: [
       { id: 1, name: 'id', required: true, type: 'long' },
       { id: 2, name: 's', required: false, type: 'string' },
       { id: 3, name: 'ts_ns', required: false, type: 'timestamp_ns' },
@@ -174,14 +228,25 @@ describe('readDataFile on files PyIceberg and pyarrow wrote', () => {
       { id: 10, name: 'u', required: false, type: 'fixed[16]' },
       { id: 11, name: 'lst', required: false, type: { type: 'list', 'element-id': 12, element: 'string', 'element-required': false } },
       {
-        id: 13, name: 'm', required: false, type: {
-          type: 'map', 'key-id': 14, key: 'int', 'value-id': 15, 'value-required': false,
+        id: 13,
+        name: 'm',
+        required: false,
+        type: {
+          type: 'map',
+          'key-id': 14,
+          key: 'int',
+          'value-id': 15,
+          'value-required': false,
           value: { type: 'list', 'element-id': 17, element: 'long', 'element-required': false },
         },
       },
       {
-        id: 18, name: 'st', required: false, type: {
-          type: 'struct', fields: [
+        id: 18,
+        name: 'st',
+        required: false,
+        type: {
+          type: 'struct',
+          fields: [
             { id: 19, name: 'a', required: false, type: 'long' },
             { id: 20, name: 'b', required: false, type: { type: 'struct', fields: [{ id: 21, name: 'c', required: false, type: 'string' }] } },
           ],

@@ -12,7 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../dev/ports.ts'
 import { startRestCatalog, type RestCatalogServer } from '../../dev/rest-catalog.ts'
 import { startVersitygw, type S3Server } from '../../dev/s3.ts'
-import { CatalogError, CommitConflict, CommitStateUnknown, NoSuchNamespace, NoSuchTable, TableAlreadyExists, type LoadedTable } from '../../iceberg/catalog/index.ts'
+import {
+  CatalogError,
+  CommitConflict,
+  CommitStateUnknown,
+  NoSuchNamespace,
+  NoSuchTable,
+  TableAlreadyExists,
+  type LoadedTable,
+} from '../../iceberg/catalog/index.ts'
 import { RestCatalog } from '../../iceberg/catalog/rest.ts'
 import { fastAppend } from '../../iceberg/transaction/append.ts'
 import { parseLossless } from '../../iceberg/spec/json.ts'
@@ -54,7 +62,15 @@ interface Proxy {
 
 async function startProxy(upstream: string): Promise<Proxy> {
   const port = await freePort()
-  const proxy: Proxy = { uri: `http://127.0.0.1:${port}`, server: undefined as unknown as Server, seen: [], tokenRequests: [], unauthorized: 0, failCommits: null, prefix: null }
+  const proxy: Proxy = {
+    uri: `http://127.0.0.1:${port}`,
+    server: undefined as unknown as Server,
+    seen: [],
+    tokenRequests: [],
+    unauthorized: 0,
+    failCommits: null,
+    prefix: null,
+  }
   proxy.server = createServer(async (req, res) => {
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
@@ -95,7 +111,11 @@ async function startProxy(upstream: string): Promise<Proxy> {
     const text = await up.text()
     if (isCommit && proxy.failCommits === 'after') {
       res.writeHead(503, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ error: { message: 'gateway lost the answer', type: 'ServiceUnavailableException', code: 503, stack: ['java.lang.Thread.run(Thread.java:1)'] } }))
+      res.end(
+        JSON.stringify({
+          error: { message: 'gateway lost the answer', type: 'ServiceUnavailableException', code: 503, stack: ['java.lang.Thread.run(Thread.java:1)'] },
+        }),
+      )
       return
     }
     res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
@@ -138,7 +158,14 @@ afterAll(async () => {
 /** Commits an empty append with snapshot id `id` (a manifest list with no manifests). */
 async function emptyAppend(table: LoadedTable, id: bigint): Promise<LoadedTable> {
   const plan = planSnapshot(table.metadata, { snapshotId: id })
-  const list = await writeManifestList({ formatVersion: plan.formatVersion, snapshotId: id, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, firstRowId: plan.firstRowId, manifests: [] })
+  const list = await writeManifestList({
+    formatVersion: plan.formatVersion,
+    snapshotId: id,
+    parentSnapshotId: plan.parentSnapshotId,
+    sequenceNumber: plan.sequenceNumber,
+    firstRowId: plan.firstRowId,
+    manifests: [],
+  })
   const location = manifestListLocation(table.metadata, id, crypto.randomUUID())
   await table.io.write(location, list.bytes)
   const snapshot = appendSnapshot(plan, { manifestList: location, summary: appendSummary(undefined, []), addedRows: list.addedRows })
@@ -157,7 +184,14 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
     // placeholder ids, deliberately not 1..n: the server assigns its own
     const fields = COLUMNS.map((f) => ({ ...f, id: f.id + 100 }))
     for (const v of [2, 3] as const) {
-      const t = await catalog.createTable(NS, { name: `events_v${v}`, schema: { fields }, partition: [{ source: 'ts', transform: 'day' }], formatVersion: v, doc: `v${v} events`, properties: { owner: 'lhbox' } })
+      const t = await catalog.createTable(NS, {
+        name: `events_v${v}`,
+        schema: { fields },
+        partition: [{ source: 'ts', transform: 'day' }],
+        formatVersion: v,
+        doc: `v${v} events`,
+        properties: { owner: 'lhbox' },
+      })
       expect(t.metadata['format-version']).toBe(v)
       expect(t.metadataLocation).toMatch(/^s3:\/\/rest-warehouse\/.*\.metadata\.json$/)
       expect(t.metadata.properties).toMatchObject({ owner: 'lhbox', comment: `v${v} events` })
@@ -173,7 +207,12 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
     const t = await catalog.loadTable({ namespace: NS, name: 'events_v3' })
     expect(t.metadata['format-version']).toBe(3)
     const schema = currentSchema(t.metadata)
-    expect(schema.fields.map((f) => [f.id, f.name, f.required])).toEqual([[1, 'id', true], [2, 'name', false], [3, 'ts', true], [4, 'tags', false]])
+    expect(schema.fields.map((f) => [f.id, f.name, f.required])).toEqual([
+      [1, 'id', true],
+      [2, 'name', false],
+      [3, 'ts', true],
+      [4, 'tags', false],
+    ])
     expect(schema.fields[1].doc).toBe('who')
     expect(schema.fields[3].type).toMatchObject({ type: 'list', 'element-id': 5 })
     expect(t.metadata['last-column-id']).toBe(5)
@@ -199,7 +238,11 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
 
   it('commits set-properties and returns the new table', async () => {
     const t = await catalog.loadTable({ namespace: NS, name: 'events_v2' })
-    const next = await catalog.commitTable(t, [{ type: 'assert-table-uuid', uuid: t.metadata['table-uuid'] }], [{ action: 'set-properties', updates: { 'lhbox.test': 'yes', comment: 'changed' } }])
+    const next = await catalog.commitTable(
+      t,
+      [{ type: 'assert-table-uuid', uuid: t.metadata['table-uuid'] }],
+      [{ action: 'set-properties', updates: { 'lhbox.test': 'yes', comment: 'changed' } }],
+    )
     expect(next.metadata.properties).toMatchObject({ 'lhbox.test': 'yes', comment: 'changed', owner: 'lhbox' })
     expect(next.metadataLocation).not.toBe(t.metadataLocation)
     expect(next.io).toBe(t.io)
@@ -208,7 +251,11 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
 
   it('a stale requirement is a CommitConflict, without the server stack', async () => {
     const t = await catalog.loadTable({ namespace: NS, name: 'events_v3' })
-    const staleRef = catalog.commitTable(t, [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': BIG_ID - 1n }], [{ action: 'set-properties', updates: { x: '1' } }])
+    const staleRef = catalog.commitTable(
+      t,
+      [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': BIG_ID - 1n }],
+      [{ action: 'set-properties', updates: { x: '1' } }],
+    )
     await expect(staleRef).rejects.toBeInstanceOf(CommitConflict)
     const err = await staleRef.catch((e: Error) => e)
     expect((err as CommitConflict).retryable).toBe(true)
@@ -233,7 +280,12 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
     expect(t.metadata['format-version']).toBe(2)
     expect(proxy.tokenRequests).toHaveLength(1)
     const form = new URLSearchParams(proxy.tokenRequests[0])
-    expect(Object.fromEntries(form)).toEqual({ grant_type: 'client_credentials', client_id: 'lhbox-client', client_secret: 's3cret', scope: 'PRINCIPAL_ROLE:ALL' })
+    expect(Object.fromEntries(form)).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'lhbox-client',
+      client_secret: 's3cret',
+      scope: 'PRINCIPAL_ROLE:ALL',
+    })
     const calls = proxy.seen.filter((s) => !s.path.startsWith('/v1/oauth/tokens'))
     expect(calls.map((c) => `${c.method} ${c.path.replace(/\?.*/, '')}`)).toEqual(['GET /v1/config', `GET /v1/namespaces/rest_test%1Fnested/tables/events_v2`])
     for (const c of calls) expect(c.authorization).toMatch(/^Bearer \S+/)
@@ -276,7 +328,8 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
     const viaProxy = newCatalog(proxy.uri)
     try {
       const t = await viaProxy.loadTable({ namespace: NS, name: 'events_v2' })
-      const change = (v: string) => viaProxy.commitTable(t, [{ type: 'assert-table-uuid', uuid: t.metadata['table-uuid'] }], [{ action: 'set-properties', updates: { probe: v } }])
+      const change = (v: string) =>
+        viaProxy.commitTable(t, [{ type: 'assert-table-uuid', uuid: t.metadata['table-uuid'] }], [{ action: 'set-properties', updates: { probe: v } }])
       proxy.failCommits = 'before'
       const before = await change('before').catch((e: Error) => e)
       expect(before).toBeInstanceOf(CommitStateUnknown)
@@ -331,11 +384,27 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
       const path = `${t.metadata.location}/data/ts_day=2026-03-01/${crypto.randomUUID()}.parquet`
       await t.io.write(path, file.bytes)
       const m = file.metrics
-      const { table, snapshotId } = await fastAppend(catalog, t, [{
-        filePath: path, fileFormat: 'PARQUET', partition, recordCount: m.recordCount, fileSizeInBytes: m.fileSizeInBytes,
-        columnSizes: m.columnSizes, valueCounts: m.valueCounts, nullValueCounts: m.nullValueCounts, nanValueCounts: m.nanValueCounts,
-        lowerBounds: m.lowerBounds, upperBounds: m.upperBounds, splitOffsets: m.splitOffsets,
-      }], { properties: { 'lhbox.batch': 'b1' } })
+      const { table, snapshotId } = await fastAppend(
+        catalog,
+        t,
+        [
+          {
+            filePath: path,
+            fileFormat: 'PARQUET',
+            partition,
+            recordCount: m.recordCount,
+            fileSizeInBytes: m.fileSizeInBytes,
+            columnSizes: m.columnSizes,
+            valueCounts: m.valueCounts,
+            nullValueCounts: m.nullValueCounts,
+            nanValueCounts: m.nanValueCounts,
+            lowerBounds: m.lowerBounds,
+            upperBounds: m.upperBounds,
+            splitOffsets: m.splitOffsets,
+          },
+        ],
+        { properties: { 'lhbox.batch': 'b1' } },
+      )
       expect(branchSnapshotId(table.metadata)).toBe(snapshotId)
       expect(table.metadata.snapshots.find((s) => s['snapshot-id'] === snapshotId)!['parent-snapshot-id']).toBe(BIG_ID)
       appended[name] = snapshotId

@@ -33,7 +33,7 @@ function row(i: number): { text: string; expected: Record<string, unknown> | nul
   const micros = String((i * 7919) % 1_000_000).padStart(6, '0')
   const ts = `${day}T${String(i % 24).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:07.${micros}Z`
   const who = i % 5 === 0 ? null : i % 7 === 0 ? `ünï "${i}"\n` : `device-${i}`
-  const amount = `${(i % 2 ? '-' : '')}${Math.floor(i / 3)}.${String(i % 100).padStart(2, '0')}`
+  const amount = `${i % 2 ? '-' : ''}${Math.floor(i / 3)}.${String(i % 100).padStart(2, '0')}`
   const x = i % 3 === 0 ? 9223372036854775807n - BigInt(i) : BigInt(i)
   const score = i % 11 === 0 ? null : (i * 1.25) / 8
   if (i % 97 === 0) return { text: `{"x": ${x}, "ts": "${ts}", "amount": "not a number"}`, expected: null }
@@ -61,7 +61,12 @@ describe('a roll of 6,000 rows into a day-partitioned v3 table with 1,000-row ro
       },
     })
     const { endpoint, region, accessKeyId, secretAccessKey, bucket } = stack().s3
-    const catalog = new SqlCatalog({ name: whId, sql: pool, warehouseLocation: `s3://${bucket}`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
+    const catalog = new SqlCatalog({
+      name: whId,
+      sql: pool,
+      warehouseLocation: `s3://${bucket}`,
+      io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }),
+    })
     const [ns, name] = sink.table.split('.')
     const table = await catalog.loadTable({ namespace: [ns], name })
     await commitWithRetry(catalog, table, async (b) => ({
@@ -75,12 +80,19 @@ describe('a roll of 6,000 rows into a day-partitioned v3 table with 1,000-row ro
       const rows = Array.from({ length: PER_BATCH }, (_, k) => row(b * PER_BATCH + k + 1))
       const res = await send(sink, `[${rows.map((r) => r.text).join(',\n ')}]`, { batchId: `big-${b}-${uid()}` })
       expect(res.status, res.text).toBe(202)
-      for (const r of rows) (r.expected ? expected.push(r.expected) : rejected++)
+      for (const r of rows) r.expected ? expected.push(r.expected) : rejected++
     }
     const t = await rollerTick({ sink: sink.id })
     expect({ code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ code: 0, signal: null })
 
-    const scan = toExact(await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), sink.table, '--order-by', 'x'], undefined, { timeoutMs: 180_000 }))
+    const scan = toExact(
+      await runPython(
+        'pyiceberg_scan.py',
+        [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), sink.table, '--order-by', 'x'],
+        undefined,
+        { timeoutMs: 180_000 },
+      ),
+    )
     const byX = (a: any, b: any) => (a.x < b.x ? -1 : a.x > b.x ? 1 : 0)
     const want = [...expected].sort(byX)
     expect(scan.rows.length).toBe(BATCHES * PER_BATCH - rejected)
@@ -94,7 +106,9 @@ describe('a roll of 6,000 rows into a day-partitioned v3 table with 1,000-row ro
       ['2026-11-29', expected.filter((r) => String(r.ts).startsWith('2026-11-29')).length, 3],
       ['2026-11-30', expected.filter((r) => String(r.ts).startsWith('2026-11-30')).length, 3],
     ])
-    const duck = toExact(await runPython('duckdb_scan.py', [...s3Args(stack().s3), '--metadata', scan.metadata_location, '--order-by', 'x'], undefined, { timeoutMs: 180_000 }))
+    const duck = toExact(
+      await runPython('duckdb_scan.py', [...s3Args(stack().s3), '--metadata', scan.metadata_location, '--order-by', 'x'], undefined, { timeoutMs: 180_000 }),
+    )
     // the harness prints DuckDB's booleans as 1/0 (interop-types.test.ts says why)
     expect(duck.rows.map((r: any) => ({ ...r, ok: r.ok === null ? null : r.ok === 1n }))).toEqual(scan.rows)
   })

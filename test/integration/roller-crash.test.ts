@@ -42,55 +42,67 @@ const CASES: Array<[string, string[], number?]> = [
 
 // Concurrent (vitest's maxConcurrency, 5): each case has its own sink and table, and a tick leases only its sink.
 describe('the crash matrix', () => {
-  it.concurrent.for(CASES)('killed at %s, then restarted: every good row exactly once, nothing pending, the ledger committed, lag 0', { timeout: 150_000 }, async ([, kills, deletedByHand = 0], { expect }) => {
-    const sink = await newSink(stack().adminKey)
-    const batches: string[] = []
-    for (const i of [1, 2, 3]) {
-      const batchId = `c${i}-${uid()}`
-      const res = await send(sink, `[{"x": ${i * 10 + 1}}, {"x": ${i * 10 + 2}, "who": "w${i}"}, {"x": "bad"}]`, { batchId })
-      expect(res.status).toBe(202)
-      batches.push(batchId)
-    }
-    const rollerId = `crash-${uid()}`
-    for (const killAt of kills) {
-      const t = await rollerTick({ sink: sink.id, killAt, rollerId })
-      expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
-    }
-    for (const batchId of batches.slice(0, deletedByHand)) {
-      expect(await bucket().head(intakeKey(sink.id, batchId)), batchId).not.toBeNull()
-      await bucket().delete(intakeKey(sink.id, batchId))
-    }
-    for (const n of [1, 2]) {
-      const t = await rollerTick({ sink: sink.id, rollerId })
-      expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
-    }
+  it.concurrent.for(CASES)(
+    'killed at %s, then restarted: every good row exactly once, nothing pending, the ledger committed, lag 0',
+    { timeout: 150_000 },
+    async ([, kills, deletedByHand = 0], { expect }) => {
+      const sink = await newSink(stack().adminKey)
+      const batches: string[] = []
+      for (const i of [1, 2, 3]) {
+        const batchId = `c${i}-${uid()}`
+        const res = await send(sink, `[{"x": ${i * 10 + 1}}, {"x": ${i * 10 + 2}, "who": "w${i}"}, {"x": "bad"}]`, { batchId })
+        expect(res.status).toBe(202)
+        batches.push(batchId)
+      }
+      const rollerId = `crash-${uid()}`
+      for (const killAt of kills) {
+        const t = await rollerTick({ sink: sink.id, killAt, rollerId })
+        expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
+      }
+      for (const batchId of batches.slice(0, deletedByHand)) {
+        expect(await bucket().head(intakeKey(sink.id, batchId)), batchId).not.toBeNull()
+        await bucket().delete(intakeKey(sink.id, batchId))
+      }
+      for (const n of [1, 2]) {
+        const t = await rollerTick({ sink: sink.id, rollerId })
+        expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
+      }
 
-    // PyIceberg: each good row once, in exactly one append naming the three batches once.
-    const scan = toExact(
-      await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), sink.table, '--order-by', 'x', '--no-files']),
-    )
-    const counts: Record<string, number> = {}
-    for (const r of scan.rows) counts[String(r.x)] = (counts[String(r.x)] ?? 0) + 1
-    expect(counts).toEqual({ 11: 1, 12: 1, 21: 1, 22: 1, 31: 1, 32: 1 })
-    expect(scan.rows.map((r: any) => r.who)).toEqual([null, 'w1', null, 'w2', null, 'w3'])
-    expect(scan.snapshots).toHaveLength(1)
-    const [snap] = scan.snapshots
-    expect(snap.snapshot_id).toBe(scan.current_snapshot_id)
-    expect(snap.summary['lakehousebox.sink.batches'].split(',').sort()).toEqual([...batches].sort())
-    expect(snap.summary).toMatchObject({ 'lakehousebox.sink.id': sink.id, 'lakehousebox.sink.rows': '6', 'added-records': '6' })
+      // PyIceberg: each good row once, in exactly one append naming the three batches once.
+      const scan = toExact(
+        await runPython('pyiceberg_scan.py', [
+          ...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }),
+          sink.table,
+          '--order-by',
+          'x',
+          '--no-files',
+        ]),
+      )
+      const counts: Record<string, number> = {}
+      for (const r of scan.rows) counts[String(r.x)] = (counts[String(r.x)] ?? 0) + 1
+      expect(counts).toEqual({ 11: 1, 12: 1, 21: 1, 22: 1, 31: 1, 32: 1 })
+      expect(scan.rows.map((r: any) => r.who)).toEqual([null, 'w1', null, 'w2', null, 'w3'])
+      expect(scan.snapshots).toHaveLength(1)
+      const [snap] = scan.snapshots
+      expect(snap.snapshot_id).toBe(scan.current_snapshot_id)
+      expect(snap.summary['lakehousebox.sink.batches'].split(',').sort()).toEqual([...batches].sort())
+      expect(snap.summary).toMatchObject({ 'lakehousebox.sink.id': sink.id, 'lakehousebox.sink.rows': '6', 'added-records': '6' })
 
-    // Nothing left: no batch in the intake, no committed marker; the rejects stay.
-    const left: string[] = []
-    for await (const o of bucket().list(`_sink/${sink.id}/`)) left.push(o.key)
-    expect(left.filter((k) => !k.startsWith(`_sink/${sink.id}/rejects/`))).toEqual([])
-    expect(left.sort()).toEqual(batches.map((b) => `_sink/${sink.id}/rejects/${b}.ndjson`).sort())
+      // Nothing left: no batch in the intake, no committed marker; the rejects stay.
+      const left: string[] = []
+      for await (const o of bucket().list(`_sink/${sink.id}/`)) left.push(o.key)
+      expect(left.filter((k) => !k.startsWith(`_sink/${sink.id}/rejects/`))).toEqual([])
+      expect(left.sort()).toEqual(batches.map((b) => `_sink/${sink.id}/rejects/${b}.ndjson`).sort())
 
-    // The ledger: committed, with the snapshot id; the sink's view: lag 0.
-    const rows = await ledger(db, sink.id)
-    expect(rows.map((r) => [r.batch_id, r.state, String(r.snapshot_id)]).sort()).toEqual(batches.map((b) => [b, 'committed', String(scan.current_snapshot_id)]).sort())
-    const view = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
-    expect(view.lag).toEqual({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 })
-  })
+      // The ledger: committed, with the snapshot id; the sink's view: lag 0.
+      const rows = await ledger(db, sink.id)
+      expect(rows.map((r) => [r.batch_id, r.state, String(r.snapshot_id)]).sort()).toEqual(
+        batches.map((b) => [b, 'committed', String(scan.current_snapshot_id)]).sort(),
+      )
+      const view = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
+      expect(view.lag).toEqual({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 })
+    },
+  )
 })
 
 // An empty roll (every row rejected) commits no snapshot, so nothing in the table names its batches:
@@ -104,39 +116,47 @@ const EMPTY_CASES: Array<[string, string[], number?]> = [
 ]
 
 describe('the crash matrix of an empty roll', () => {
-  it.concurrent.for(EMPTY_CASES)('killed at %s, then restarted: no snapshot, the rejects written, nothing pending, the ledger committed, lag 0', { timeout: 150_000 }, async ([, kills, deletedByHand = 0], { expect }) => {
-    const sink = await newSink(stack().adminKey)
-    const batches: string[] = []
-    for (const i of [1, 2, 3]) {
-      const batchId = `e${i}-${uid()}`
-      const res = await send(sink, `[{"x": "bad ${i}"}, {"who": "no x"}]`, { batchId })
-      expect(res.status).toBe(202)
-      batches.push(batchId)
-    }
-    const rollerId = `crash-${uid()}`
-    for (const killAt of kills) {
-      const t = await rollerTick({ sink: sink.id, killAt, rollerId })
-      expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
-    }
-    for (const batchId of batches.slice(0, deletedByHand)) {
-      expect(await bucket().head(intakeKey(sink.id, batchId)), batchId).not.toBeNull()
-      await bucket().delete(intakeKey(sink.id, batchId))
-    }
-    for (const n of [1, 2]) {
-      const t = await rollerTick({ sink: sink.id, rollerId })
-      expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
-    }
-    const scan = toExact(
-      await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), sink.table, '--no-files']),
-    )
-    expect(scan.snapshots).toEqual([])
-    expect(scan.rows).toEqual([])
-    const left: string[] = []
-    for await (const o of bucket().list(`_sink/${sink.id}/`)) left.push(o.key)
-    expect(left.sort()).toEqual(batches.map((b) => `_sink/${sink.id}/rejects/${b}.ndjson`).sort())
-    const rows = await ledger(db, sink.id)
-    expect(rows.map((r) => [r.batch_id, r.state, r.snapshot_id]).sort()).toEqual(batches.map((b) => [b, 'committed', null]).sort())
-    const view = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
-    expect(view.lag).toEqual({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 })
-  })
+  it.concurrent.for(EMPTY_CASES)(
+    'killed at %s, then restarted: no snapshot, the rejects written, nothing pending, the ledger committed, lag 0',
+    { timeout: 150_000 },
+    async ([, kills, deletedByHand = 0], { expect }) => {
+      const sink = await newSink(stack().adminKey)
+      const batches: string[] = []
+      for (const i of [1, 2, 3]) {
+        const batchId = `e${i}-${uid()}`
+        const res = await send(sink, `[{"x": "bad ${i}"}, {"who": "no x"}]`, { batchId })
+        expect(res.status).toBe(202)
+        batches.push(batchId)
+      }
+      const rollerId = `crash-${uid()}`
+      for (const killAt of kills) {
+        const t = await rollerTick({ sink: sink.id, killAt, rollerId })
+        expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
+      }
+      for (const batchId of batches.slice(0, deletedByHand)) {
+        expect(await bucket().head(intakeKey(sink.id, batchId)), batchId).not.toBeNull()
+        await bucket().delete(intakeKey(sink.id, batchId))
+      }
+      for (const n of [1, 2]) {
+        const t = await rollerTick({ sink: sink.id, rollerId })
+        expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
+      }
+      const scan = toExact(
+        await runPython('pyiceberg_scan.py', [
+          ...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }),
+          sink.table,
+          '--no-files',
+        ]),
+      )
+      expect(scan.snapshots).toEqual([])
+      expect(scan.rows).toEqual([])
+      const left: string[] = []
+      for await (const o of bucket().list(`_sink/${sink.id}/`)) left.push(o.key)
+      expect(left.sort()).toEqual(batches.map((b) => `_sink/${sink.id}/rejects/${b}.ndjson`).sort())
+      const rows = await ledger(db, sink.id)
+      expect(rows.map((r) => [r.batch_id, r.state, r.snapshot_id]).sort()).toEqual(batches.map((b) => [b, 'committed', null]).sort())
+      const view = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
+      expect(view.lag).toEqual({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 })
+    },
+  )
 })

@@ -29,7 +29,9 @@ afterAll(() => db?.end())
 
 /** The table through PyIceberg (the SQL catalog's catalog_name is the warehouse id). */
 async function pyiceberg(table: string, ...extra: string[]): Promise<any> {
-  return toExact(await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), table, ...extra]))
+  return toExact(
+    await runPython('pyiceberg_scan.py', [...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }), table, ...extra]),
+  )
 }
 
 async function duckdb(...args: string[]): Promise<any> {
@@ -167,24 +169,60 @@ describe('a roll of good and bad rows', () => {
 
   it('the rejects files hold each bad row with reason, field, expected, got and its original bytes', async () => {
     const r1 = await rejectsLines(sink, b1.batchId)
-    expect(r1.parsed.map(({ row, ...rest }) => rest)).toEqual([
-      // `index` is the element's place in the array the producer sent (the 42 at index 1 was never
-      // stored); `line` its place in the stored batch.
-      { batch_id: b1.batchId, index: 2, line: 1, reason: 'type_mismatch', field: 'x', expected: 'long', got: 'string "7"' },
-      { batch_id: b1.batchId, index: 3, line: 2, reason: 'missing_required', field: 'x', expected: 'long' },
-      { batch_id: b1.batchId, index: 4, line: 3, reason: 'unknown_field', field: 'colour' },
-      { batch_id: b1.batchId, index: 5, line: 4, reason: 'type_mismatch', field: 'amount', expected: 'decimal(38,10)', got: expect.stringMatching(/^string "1\.00000000001"/) },
-    ].map((r) => ({ ...r, index: BigInt(r.index), line: BigInt(r.line) })))
+    expect(r1.parsed.map(({ row, ...rest }) => rest)).toEqual(
+      [
+        // `index` is the element's place in the array the producer sent (the 42 at index 1 was never
+        // stored); `line` its place in the stored batch.
+        { batch_id: b1.batchId, index: 2, line: 1, reason: 'type_mismatch', field: 'x', expected: 'long', got: 'string "7"' },
+        { batch_id: b1.batchId, index: 3, line: 2, reason: 'missing_required', field: 'x', expected: 'long' },
+        { batch_id: b1.batchId, index: 4, line: 3, reason: 'unknown_field', field: 'colour' },
+        {
+          batch_id: b1.batchId,
+          index: 5,
+          line: 4,
+          reason: 'type_mismatch',
+          field: 'amount',
+          expected: 'decimal(38,10)',
+          got: expect.stringMatching(/^string "1\.00000000001"/),
+        },
+      ].map((r) => ({ ...r, index: BigInt(r.index), line: BigInt(r.line) })),
+    )
     // The original row, byte for byte, at the end of each line.
     r1.text.forEach((line, i) => expect(line.endsWith(`,"row":${b1Rows[i + 1]}}`), line).toBe(true))
 
     const r2 = await rejectsLines(sink, b2.batchId)
-    expect(r2.parsed).toEqual([{ batch_id: b2.batchId, index: 2n, line: 2n, reason: 'type_mismatch', field: 'x', expected: 'long', got: expect.stringMatching(/^number 1\.5/), row: { x: 1.5 } }])
+    expect(r2.parsed).toEqual([
+      {
+        batch_id: b2.batchId,
+        index: 2n,
+        line: 2n,
+        reason: 'type_mismatch',
+        field: 'x',
+        expected: 'long',
+        got: expect.stringMatching(/^number 1\.5/),
+        row: { x: 1.5 },
+      },
+    ])
     expect(r2.text[0].endsWith(`,"row":${b2Rows[2]}}`)).toBe(true)
   })
 
   it('DuckDB read_json reads the rejects prefix', async () => {
-    const out = await duckdb('--read-json', `s3://${stack().s3.bucket}/_sink/${sink.id}/rejects/*.ndjson`, '--order-by', 'batch_id', '--order-by', 'index', '--select', 'batch_id', '--select', 'index', '--select', 'reason', '--select', 'field')
+    const out = await duckdb(
+      '--read-json',
+      `s3://${stack().s3.bucket}/_sink/${sink.id}/rejects/*.ndjson`,
+      '--order-by',
+      'batch_id',
+      '--order-by',
+      'index',
+      '--select',
+      'batch_id',
+      '--select',
+      'index',
+      '--select',
+      'reason',
+      '--select',
+      'field',
+    )
     const expected = [
       [b1.batchId, 2n, 'type_mismatch', 'x'],
       [b1.batchId, 3n, 'missing_required', 'x'],
@@ -248,7 +286,10 @@ describe('a format-version 3 table partitioned by day(ts)', () => {
         ],
       },
     })
-    const b = await sent(sink, '[{"ts": "2026-09-21T23:59:59.999999Z", "x": 1}, {"ts": "2026-09-22T00:00:00+02:00", "x": 2}, {"ts": "2026-09-22T08:00:00Z", "x": 3}, {"ts": "yesterday", "x": 4}]')
+    const b = await sent(
+      sink,
+      '[{"ts": "2026-09-21T23:59:59.999999Z", "x": 1}, {"ts": "2026-09-22T00:00:00+02:00", "x": 2}, {"ts": "2026-09-22T08:00:00Z", "x": 3}, {"ts": "yesterday", "x": 4}]',
+    )
     await tick(sink)
     const scan = await pyiceberg(sink.table, '--order-by', 'x')
     expect(scan.format_version).toBe(3n)
@@ -285,7 +326,9 @@ describe('a roll where every row is rejected', () => {
     expect(scan.snapshots).toEqual([])
     expect(scan.rows).toEqual([])
     expect((await rejectsLines(sink, a.batchId)).parsed.map((r) => r.reason)).toEqual(['type_mismatch', 'missing_required'])
-    expect((await rejectsLines(sink, b.batchId)).parsed).toEqual([expect.objectContaining({ reason: 'unknown_field', field: 'extra', row: { x: 1n, extra: true } })])
+    expect((await rejectsLines(sink, b.batchId)).parsed).toEqual([
+      expect.objectContaining({ reason: 'unknown_field', field: 'extra', row: { x: 1n, extra: true } }),
+    ])
     expect(await leftInIntake(sink.id)).toEqual([])
     const rows = await ledger(db, sink.id)
     expect(rows.map((r) => [r.state, r.snapshot_id])).toEqual([

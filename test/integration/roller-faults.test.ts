@@ -51,7 +51,10 @@ async function sendRows(sink: Sink, batches: Array<[string, unknown[]]>): Promis
 const logged = (t: TickResult, msg: RegExp) => t.logs.filter((l) => msg.test(`${l.msg} ${l.error ?? ''}`))
 const batchObjects = async (sinkId: string) => (await intakeObjects(sinkId)).filter((k) => !k.includes('/rejects/'))
 const lag = async (sinkId: string) => (await call(`/v1/sinks/${sinkId}`, { key: stack().adminKey })).body.lag
-const s3Error = (code: string, status: number): FaultAction => ({ status, body: `<?xml version="1.0"?><Error><Code>${code}</Code><Message>injected</Message></Error>` })
+const s3Error = (code: string, status: number): FaultAction => ({
+  status,
+  body: `<?xml version="1.0"?><Error><Code>${code}</Code><Message>injected</Message></Error>`,
+})
 const B = () => stack().s3.bucket
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
@@ -72,9 +75,17 @@ async function healthyTick(sink: TestSink, expected: number[], snapshots: number
 describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_000 }, () => {
   it('failing deletes: the committed roll stays once, the next tick ends at the repair, lag grows; healthy, it repairs and catches up', async () => {
     const sink = await sinkOn(proxied.name, { sql: proxied.id })
-    await sendRows(sink, [['a', rowsOf(1, 2)], ['b', rowsOf(3, 2)]])
+    await sendRows(sink, [
+      ['a', rowsOf(1, 2)],
+      ['b', rowsOf(3, 2)],
+    ])
     // Step 7 deletes a roll's batches with one DeleteObjects request; step 2's repair deletes them one by one.
-    const batchDeletes = proxy.rule({ method: 'POST', path: new RegExp(`^/${B()}\\?delete`), body: new RegExp(`_sink/${sink.id}/[^<]+\\.ndjson`), action: s3Error('InternalError', 500) })
+    const batchDeletes = proxy.rule({
+      method: 'POST',
+      path: new RegExp(`^/${B()}\\?delete`),
+      body: new RegExp(`_sink/${sink.id}/[^<]+\\.ndjson`),
+      action: s3Error('InternalError', 500),
+    })
     const deletes = proxy.rule({ method: 'DELETE', path: new RegExp(`^/${B()}/_sink/${sink.id}/[^/]+\\.ndjson$`), action: s3Error('InternalError', 500) })
 
     const first = await tick(sink)
@@ -97,7 +108,11 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
     expect((await lag(sink.id)).batches_waiting).toBe(3)
 
     const healed = await healthyTick(sink, [1, 2, 3, 4, 5, 6], 2)
-    expect(logged(healed, /repaired a consumed batch/).map((l) => l.batch_id).sort()).toEqual(['a', 'b'])
+    expect(
+      logged(healed, /repaired a consumed batch/)
+        .map((l) => l.batch_id)
+        .sort(),
+    ).toEqual(['a', 'b'])
   })
 
   it('failing list: the tick ends before anything is committed; the next healthy tick commits once', async () => {
@@ -117,7 +132,10 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
 
   it('an unreadable marker ends the tick: nothing rolled, lag grows; once it is gone, the batches roll once', async () => {
     const sink = await sinkOn(proxied.name, { sql: proxied.id })
-    await sendRows(sink, [['a', rowsOf(1, 2)], ['b', rowsOf(3, 2)]])
+    await sendRows(sink, [
+      ['a', rowsOf(1, 2)],
+      ['b', rowsOf(3, 2)],
+    ])
     const garbage = `_sink/${sink.id}/committed/x.parquet.json`
     await bucket().put(garbage, 'not a marker {', { contentType: 'application/json' }) // straight to the S3 server
     const t = await tick(sink)
@@ -148,7 +166,10 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
   it('a failing PUT of the data file (503): nothing is committed; the next tick commits once', async () => {
     const action = s3Error('ServiceUnavailable', 503)
     const sink = await sinkOn(proxied.name, { sql: proxied.id })
-    await sendRows(sink, [['a', rowsOf(1, 2)], ['b', rowsOf(3, 2)]])
+    await sendRows(sink, [
+      ['a', rowsOf(1, 2)],
+      ['b', rowsOf(3, 2)],
+    ])
     const [ns, name] = sink.table.split('.')
     const put = proxy.rule({ method: 'PUT', path: new RegExp(`^/${B()}/${ns}/${name}/data/[^?]*\\.parquet$`), action })
     const t = await tick(sink)
@@ -174,7 +195,10 @@ describe('catalog faults through a proxy in front of an Iceberg REST catalog', {
     fixture = await startRestCatalog(join(dir, 'rest'), await freePort(), stack().s3, `s3://${stack().s3.bucket}/rest-faults-${uid()}`)
     catalogProxy = await startFaultProxy(fixture.uri)
     warehouse = `rest-${uid()}`
-    const res = await call('/v1/warehouses', { key: stack().adminKey, json: { name: warehouse, catalog: { type: 'rest', uri: catalogProxy.url }, bucket: stack().s3.bucket } })
+    const res = await call('/v1/warehouses', {
+      key: stack().adminKey,
+      json: { name: warehouse, catalog: { type: 'rest', uri: catalogProxy.url }, bucket: stack().s3.bucket },
+    })
     expect(res.status, res.text).toBe(201)
   }, 180_000)
 
@@ -187,14 +211,21 @@ describe('catalog faults through a proxy in front of an Iceberg REST catalog', {
   /** A sink on a fresh REST table, with a rule on the append commit of that table only. */
   async function restSink(action: FaultAction, times?: number) {
     const sink = await sinkOn(warehouse, { rest: fixture.uri }, `rf_${uid()}`)
-    await sendRows(sink, [['a', rowsOf(1, 2)], ['b', rowsOf(3, 2)]])
+    await sendRows(sink, [
+      ['a', rowsOf(1, 2)],
+      ['b', rowsOf(3, 2)],
+    ])
     const [ns, name] = sink.table.split('.')
     const commitPath = new RegExp(`^/v1/namespaces/${escape(ns)}/tables/${escape(name)}$`)
     const rule = catalogProxy.rule({ method: 'POST', path: commitPath, body: /add-snapshot/, action, times })
     return { sink, rule, commits: () => catalogProxy.count('POST', commitPath) }
   }
 
-  const restError = (status: number, type: string) => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { message: 'injected', type, code: status } }) })
+  const restError = (status: number, type: string) => ({
+    status,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error: { message: 'injected', type, code: status } }),
+  })
 
   it('409 once: the commit is retried on a fresh base and lands once', async () => {
     const { sink, rule, commits } = await restSink(restError(409, 'CommitFailedException'), 1)

@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts'
 import { ensureVenv } from '../support/python.ts'
 import {
-  expectExactlyOnce, ledgerStates, proxiedWarehouse, pyAppend, pyExpireAllButCurrent, rowsOf, scan, sinkSnapshots, warehouseId, type PyCatalog,
+  expectExactlyOnce,
+  ledgerStates,
+  proxiedWarehouse,
+  pyAppend,
+  pyExpireAllButCurrent,
+  rowsOf,
+  scan,
+  sinkSnapshots,
+  warehouseId,
+  type PyCatalog,
 } from '../support/roller-check.ts'
 import { rollerTick, type TickResult } from '../support/roller.ts'
 import { bucket, createTable, database, intakeKey, intakeObjects, newSink, poll, send, type Sink } from '../support/sinks.ts'
@@ -42,7 +51,8 @@ async function sendRows(sink: Sink, batches: Array<{ id: string; rows: unknown[]
   for (const b of batches) expect((await send(sink, b.rows, { batchId: b.id })).status).toBe(202)
 }
 
-const logged = (t: TickResult, msg: string | RegExp) => t.logs.filter((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(String(l.msg) + ' ' + String(l.error ?? ''))))
+const logged = (t: TickResult, msg: string | RegExp) =>
+  t.logs.filter((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(String(l.msg) + ' ' + String(l.error ?? ''))))
 const batchObjects = async (sinkId: string) => (await intakeObjects(sinkId)).filter((k) => !k.includes('/rejects/'))
 const dataPut = (table: string) => new RegExp(`^/${stack().s3.bucket}/${table.replace('.', '/')}/data/[^?]*\\.parquet$`)
 
@@ -56,7 +66,11 @@ function gate(): { wait: Promise<void>; open: () => void } {
 describe('two rollers on one sink', () => {
   it('ticking at once (both forced, leases in place): the rows are committed exactly once', async () => {
     const sink = await sinkOn(stack().warehouse)
-    await sendRows(sink, [{ id: 'a', rows: rowsOf(1, 2) }, { id: 'b', rows: rowsOf(3, 2) }, { id: 'c', rows: rowsOf(5, 2) }])
+    await sendRows(sink, [
+      { id: 'a', rows: rowsOf(1, 2) },
+      { id: 'b', rows: rowsOf(3, 2) },
+      { id: 'c', rows: rowsOf(5, 2) },
+    ])
     const [one, two] = await Promise.all([rollerTick({ sink: sink.id, rollerId: 'race-one' }), rollerTick({ sink: sink.id, rollerId: 'race-two' })])
     expect([one.signal, two.signal]).toEqual([null, null])
     const s = await scan(sink.catalog, sink.table)
@@ -68,7 +82,10 @@ describe('two rollers on one sink', () => {
 
   it('lease expired under a roller held in its data-file upload: the other rolls, the first commits nothing', async () => {
     const sink = await sinkOn(proxied.name)
-    await sendRows(sink, [{ id: 'a', rows: rowsOf(1, 3) }, { id: 'b', rows: rowsOf(4, 3) }])
+    await sendRows(sink, [
+      { id: 'a', rows: rowsOf(1, 3) },
+      { id: 'b', rows: rowsOf(4, 3) },
+    ])
     const held = gate()
     const rule = proxy.rule({ method: 'PUT', path: dataPut(sink.table), action: { delay: held.wait }, times: 1 })
     try {
@@ -101,7 +118,10 @@ describe('two rollers on one sink', () => {
 
 it('PyIceberg appends while a roll uploads its data file: the roll re-commits on the new base, both are present once', async () => {
   const sink = await sinkOn(proxied.name)
-  await sendRows(sink, [{ id: 'a', rows: rowsOf(1, 2) }, { id: 'b', rows: rowsOf(3, 2) }])
+  await sendRows(sink, [
+    { id: 'a', rows: rowsOf(1, 2) },
+    { id: 'b', rows: rowsOf(3, 2) },
+  ])
   const held = gate()
   const rule = proxy.rule({ method: 'PUT', path: dataPut(sink.table), action: { delay: held.wait }, times: 1 })
   let tick: TickResult
@@ -129,7 +149,10 @@ it('PyIceberg appends while a roll uploads its data file: the roll re-commits on
 
 it('the snapshot history expired while a marker remains: the marker keeps the batches consumed', async () => {
   const sink = await sinkOn(stack().warehouse)
-  await sendRows(sink, [{ id: 'a', rows: rowsOf(1, 2) }, { id: 'b', rows: rowsOf(3, 2) }])
+  await sendRows(sink, [
+    { id: 'a', rows: rowsOf(1, 2) },
+    { id: 'b', rows: rowsOf(3, 2) },
+  ])
   const s3 = bucket()
   const saved = await Promise.all(['a', 'b'].map(async (id) => ({ key: intakeKey(sink.id, id), got: (await s3.get(intakeKey(sink.id, id)))! })))
   // killed after the batch deletes, before the marker delete and the report (restarted under the
@@ -152,7 +175,14 @@ it('the snapshot history expired while a marker remains: the marker keeps the ba
   for (const { key, got } of saved) await s3.put(key, got.body, { contentType: 'application/x-ndjson', metadata: got.head.metadata })
   const tick = await rollerTick({ sink: sink.id, rollerId: 'marker-roller' })
   expect(tick.code).toBe(0)
-  expect(logged(tick, 'repaired a consumed batch').map((l) => [l.batch_id, l.source]).sort()).toEqual([['a', 'marker'], ['b', 'marker']])
+  expect(
+    logged(tick, 'repaired a consumed batch')
+      .map((l) => [l.batch_id, l.source])
+      .sort(),
+  ).toEqual([
+    ['a', 'marker'],
+    ['b', 'marker'],
+  ])
   s = await scan(sink.catalog, sink.table)
   expectExactlyOnce(s, [1, 2, 3, 4, 50])
   expect(await ledgerStates(db, sink.id)).toEqual({ a: 'committed', b: 'committed' })

@@ -31,10 +31,16 @@ describe('the roller service', () => {
     await db.connect()
     const key = stack().adminKey
     const warehouse = stack().warehouse
-    expect((await call('/v1/tables', { key, json: { warehouse, table: 'svc.events', columns: [{ name: 'x', type: 'long', required: true }] } })).status).toBe(201)
+    expect((await call('/v1/tables', { key, json: { warehouse, table: 'svc.events', columns: [{ name: 'x', type: 'long', required: true }] } })).status).toBe(
+      201,
+    )
     const sink = await call('/v1/sinks', { key, json: { name: 'svc_events', table: 'svc.events', warehouse } })
     expect(sink.status).toBe(201)
-    const sent = await call(`/v1/sinks/${sink.body.id}`, { key: sink.body.send_key, body: '[{"x": 1}, {"x": 2}]', headers: { 'content-type': 'application/json', 'idempotency-key': 'svc-1' } })
+    const sent = await call(`/v1/sinks/${sink.body.id}`, {
+      key: sink.body.send_key,
+      body: '[{"x": 1}, {"x": 2}]',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'svc-1' },
+    })
     expect(sent.status).toBe(202)
     // Due by its policy: the batch has waited past roll_seconds.
     await db.query(`update batches set received_at = now() - interval '10 minutes' where sink_id = $1`, [sink.body.id])

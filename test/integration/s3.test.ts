@@ -14,7 +14,10 @@ describe.each(servers)('S3 conformance: %s', (name, config) => {
   it('PUTs with metadata headers, then GETs and HEADs them back', async () => {
     const s3 = new S3Client(config())
     const body = '{"x": 9223372036854775807}\n{"é": "\\u00e9"}\n'
-    await s3.put(`${prefix}a.ndjson`, body, { contentType: 'application/x-ndjson', metadata: { received: '2026-09-21T12:00:00.123456Z', rows: '2', sink: 'snk_1' } })
+    await s3.put(`${prefix}a.ndjson`, body, {
+      contentType: 'application/x-ndjson',
+      metadata: { received: '2026-09-21T12:00:00.123456Z', rows: '2', sink: 'snk_1' },
+    })
     const got = await s3.get(`${prefix}a.ndjson`)
     expect(new TextDecoder().decode(got!.body)).toBe(body)
     expect(got!.head.metadata).toMatchObject({ received: '2026-09-21T12:00:00.123456Z', rows: '2', sink: 'snk_1' })

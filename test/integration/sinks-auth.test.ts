@@ -26,7 +26,11 @@ describe('levels', () => {
     expectError(await del(`/v1/sinks/${sink.id}`, read), 403, 'forbidden')
     expectError(await dedupe(`/v1/sinks/${sink.id}`, read), 403, 'forbidden')
     // Nothing changed.
-    expect((await call(`/v1/sinks/${sink.id}`, { key: admin })).body).toMatchObject({ state: 'active', roll: { roll_seconds: 300 }, dedupe: { requested_at: null } })
+    expect((await call(`/v1/sinks/${sink.id}`, { key: admin })).body).toMatchObject({
+      state: 'active',
+      roll: { roll_seconds: 300 },
+      dedupe: { requested_at: null },
+    })
   })
 
   it.each(['write', 'admin'] as const)('a %s key can create, change, dedupe and delete a sink', async (level) => {
@@ -135,7 +139,8 @@ describe('projects', () => {
       await patch(`/v1/sinks/${name}`, key),
       await dedupe(`/v1/sinks/${name}`, key),
       await del(`/v1/sinks/${name}`, key),
-    ]) expectError(answer, 404, 'sink_not_found')
+    ])
+      expectError(answer, 404, 'sink_not_found')
     expect((await call(`/v1/sinks/${solo.id}`, { key: stack().adminKey })).body.state).toBe('active')
   })
 

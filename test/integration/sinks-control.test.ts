@@ -5,7 +5,19 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { call, expectError, secretOf, stack } from '../support/stack.ts'
 import {
-  createTable, database, intakeObjects, ledger, newProject, newSink, poll, postSink, send, SEND_KEY_FORMAT, uid, usage, expect401,
+  createTable,
+  database,
+  intakeObjects,
+  ledger,
+  newProject,
+  newSink,
+  poll,
+  postSink,
+  send,
+  SEND_KEY_FORMAT,
+  uid,
+  usage,
+  expect401,
 } from '../support/sinks.ts'
 
 const MiB = 1024 * 1024
@@ -26,7 +38,13 @@ describe('POST /v1/sinks', () => {
     expect(res.body.send_key).toMatch(SEND_KEY_FORMAT)
     expect(res.body.id).toMatch(/^snk_[0-9a-f]{16}$/)
     expect(res.body).toMatchObject({
-      name, table, warehouse: stack().warehouse, state: 'active', disabled_reason: null, key: null, iam_writes: [],
+      name,
+      table,
+      warehouse: stack().warehouse,
+      state: 'active',
+      disabled_reason: null,
+      key: null,
+      iam_writes: [],
       roll: { roll_seconds: 300, roll_bytes: 64 * MiB, inactivity_seconds: null },
       ingest_url: `${stack().apiUrl}/v1/sinks/${res.body.id}`,
       lag: { batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 },
@@ -63,12 +81,26 @@ describe('POST /v1/sinks', () => {
   })
 
   it('names only what is missing, and has no docs_hint once the table and columns are documented', async () => {
-    const partly = await createTable(admin, { doc: 'readings', columns: [{ name: 'x', type: 'long', doc: 'the reading' }, { name: 'who', type: 'string' }] })
+    const partly = await createTable(admin, {
+      doc: 'readings',
+      columns: [
+        { name: 'x', type: 'long', doc: 'the reading' },
+        { name: 'who', type: 'string' },
+      ],
+    })
     const hint = (await postSink(admin, { name: `s_${uid()}`, table: partly })).body.docs_hint
-    expect(hint).toMatchObject({ table_doc_missing: false, columns: ['who'], command: `lhbox table document ${stack().warehouse}.${partly} --doc '…' --column who='…'` })
+    expect(hint).toMatchObject({
+      table_doc_missing: false,
+      columns: ['who'],
+      command: `lhbox table document ${stack().warehouse}.${partly} --doc '…' --column who='…'`,
+    })
 
     const table = await createTable(admin)
-    const docs = await call(`/v1/tables/${stack().warehouse}.${table}/docs`, { key: admin, method: 'PATCH', json: { doc: 'events from the garden', columns: { x: 'a count', who: 'the sensor' } } })
+    const docs = await call(`/v1/tables/${stack().warehouse}.${table}/docs`, {
+      key: admin,
+      method: 'PATCH',
+      json: { doc: 'events from the garden', columns: { x: 'a count', who: 'the sensor' } },
+    })
     expect(docs.status).toBe(200)
     expect(docs.body.undocumented_columns).toEqual([])
     const res = await postSink(admin, { name: `s_${uid()}`, table })
@@ -98,7 +130,11 @@ describe('POST /v1/sinks', () => {
   })
 
   it('refuses partitioned tables except format-version 3 by time (409 partitioned_table_unsupported)', async () => {
-    const columns = [{ name: 'ts', type: 'timestamptz', required: true }, { name: 'who', type: 'string' }, { name: 'x', type: 'long' }]
+    const columns = [
+      { name: 'ts', type: 'timestamptz', required: true },
+      { name: 'who', type: 'string' },
+      { name: 'x', type: 'long' },
+    ]
     const refused = [
       { format_version: 2 as const, partition: ['day(ts)'] },
       { format_version: 3 as const, partition: ['who'] },
@@ -120,7 +156,14 @@ describe('POST /v1/sinks', () => {
   })
 
   it('refuses geography and geometry with a CRS of its own (409 unsupported_column_type)', async () => {
-    const withColumn = (type: string) => createTable(admin, { format_version: 3, columns: [{ name: 'x', type: 'long' }, { name: 'where', type }] })
+    const withColumn = (type: string) =>
+      createTable(admin, {
+        format_version: 3,
+        columns: [
+          { name: 'x', type: 'long' },
+          { name: 'where', type },
+        ],
+      })
     for (const type of ['geography', 'geography(OGC:CRS84)', 'geometry(EPSG:3857)']) {
       const res = await postSink(admin, { name: `s_${uid()}`, table: await withColumn(type) })
       expectError(res, 409, 'unsupported_column_type')
@@ -133,7 +176,14 @@ describe('POST /v1/sinks', () => {
 
   it('checks the roll policy ranges (400 invalid_request) and accepts the bounds', async () => {
     const table = await createTable(admin)
-    for (const bad of [{ roll_seconds: 59 }, { roll_bytes: 32 * MiB - 1 }, { roll_bytes: 64 * MiB + 1 }, { inactivity_seconds: 9 }, { roll_seconds: 60.5 }, { roll_seconds: '300' }]) {
+    for (const bad of [
+      { roll_seconds: 59 },
+      { roll_bytes: 32 * MiB - 1 },
+      { roll_bytes: 64 * MiB + 1 },
+      { inactivity_seconds: 9 },
+      { roll_seconds: 60.5 },
+      { roll_seconds: '300' },
+    ]) {
       const res = await postSink(admin, { name: `s_${uid()}`, table, ...bad })
       expectError(res, 400, 'invalid_request')
       expect(res.body.error.message).toContain(Object.keys(bad)[0])
@@ -146,7 +196,13 @@ describe('POST /v1/sinks', () => {
   it('checks a key: v2 unpartitioned table, known columns of a key type', async () => {
     const v3 = await createTable(admin, { format_version: 3 })
     expectError(await postSink(admin, { name: `s_${uid()}`, table: v3, key: ['who'] }), 409, 'key_unsupported')
-    const table = await createTable(admin, { columns: [{ name: 'id', type: 'string' }, { name: 'v', type: 'double' }, { name: 'f', type: 'float' }] })
+    const table = await createTable(admin, {
+      columns: [
+        { name: 'id', type: 'string' },
+        { name: 'v', type: 'double' },
+        { name: 'f', type: 'float' },
+      ],
+    })
     const dbl = await postSink(admin, { name: `s_${uid()}`, table, key: ['id', 'v'] })
     expectError(dbl, 409, 'key_type_unsupported')
     expect(dbl.body.error.columns).toEqual(['v'])
@@ -314,7 +370,10 @@ describe('POST /v1/sinks/{id|name}/dedupe', () => {
     expect(res.body.error.retry_after_seconds).toBeGreaterThan(2990)
     expect(res.body.error.retry_after_seconds).toBeLessThanOrEqual(3000)
     expect(res.headers.get('retry-after')).toBe(String(res.body.error.retry_after_seconds))
-    await db.query(`update sinks set dedupe_last = $2::jsonb where id = $1`, [sink.id, JSON.stringify({ at: new Date(Date.now() - 3700_000).toISOString(), ok: true })])
+    await db.query(`update sinks set dedupe_last = $2::jsonb where id = $1`, [
+      sink.id,
+      JSON.stringify({ at: new Date(Date.now() - 3700_000).toISOString(), ok: true }),
+    ])
     const ok = await call(`/v1/sinks/${sink.id}/dedupe`, { key: admin, method: 'POST' })
     expect(ok.status).toBe(202)
     expect(ok.body.dedupe.last).toMatchObject({ ok: true })
@@ -334,7 +393,11 @@ describe('GET /v1/usage and GET /v1/connection', () => {
     const res = await call('/v1/usage', { key: p.key })
     expect(res.body.month).toBe(new Date().toISOString().slice(0, 7))
     expect(res.body.ingest_bytes).toEqual({
-      month_to_date: bytes, batches: 2, rows_accepted: 3, rows_rejected: 1, enforced: false,
+      month_to_date: bytes,
+      batches: 2,
+      rows_accepted: 3,
+      rows_rejected: 1,
+      enforced: false,
       by_sink: [{ sink_id: sink.id, name: sink.name, bytes, batches: 2, rows_accepted: 3, rows_rejected: 1 }],
     })
     // A duplicate is not counted again.

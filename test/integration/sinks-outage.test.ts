@@ -44,7 +44,11 @@ async function faultProxy(target: string): Promise<{ url: string; mode: Mode; si
   const port = (server.address() as AddressInfo).port
   return Object.assign(state, {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
   }) as never
 }
 
@@ -146,7 +150,16 @@ describe('a bucket that fails the PUT', () => {
     expect(await bucket().head(intakeKey(sink.id, 'orphan'))).toBeNull()
     const res = await send(sink, body, { batchId: 'orphan' })
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ accepted: 1, rejected: 0, reasons: [], batch_id: 'orphan', bytes: 9, received_at: rows[0].at, state: 'pending', duplicate: true })
+    expect(res.body).toEqual({
+      accepted: 1,
+      rejected: 0,
+      reasons: [],
+      batch_id: 'orphan',
+      bytes: 9,
+      received_at: rows[0].at,
+      state: 'pending',
+      duplicate: true,
+    })
     const got = await bucket().get(intakeKey(sink.id, 'orphan'))
     expect(Buffer.from(got!.body).toString()).toBe('{"x":42}\n')
     expect(got!.head.metadata).toMatchObject({ received: rows[0].at, rows: '1', sink: sink.id })
@@ -205,7 +218,10 @@ describe('a database that is down', () => {
       ['/v1/usage', {}],
       ['/v1/sinks', { method: 'POST', body: JSON.stringify({ name: 'x', table: 'a.b', warehouse: 'main' }), headers: { 'content-type': 'application/json' } }],
     ] as const) {
-      const res = await fetch(`${worker.url}${path}`, { ...init, headers: { ...(init as { headers?: object }).headers, authorization: `Bearer ${project.key}` } })
+      const res = await fetch(`${worker.url}${path}`, {
+        ...init,
+        headers: { ...(init as { headers?: object }).headers, authorization: `Bearer ${project.key}` },
+      })
       expect({ path, status: res.status, retry: res.headers.get('retry-after') }).toEqual({ path, status: 503, retry: '5' })
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unavailable')
     }

@@ -25,7 +25,7 @@ describe('the request', () => {
     for (const batchId of [null, '', 'a'.repeat(129), 'a b', 'a/b', 'a%2F', 'x*y', 'ünï']) {
       expectError(await send(sink, [{ x: 1 }], { batchId }), 400, 'invalid_idempotency_key')
     }
-    const longest = ('Az09._:-'.repeat(16)).slice(0, 128)
+    const longest = 'Az09._:-'.repeat(16).slice(0, 128)
     const res = await send(sink, [{ x: 1 }], { batchId: longest })
     expect(res.status).toBe(202)
     expect(res.body.batch_id).toBe(longest)
@@ -71,7 +71,12 @@ describe('the request', () => {
       try {
         const res = await fetch(`${stack().apiUrl}/v1/sinks/${sink.id}`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${sink.sendKey}`, 'idempotency-key': 'streamed', 'content-type': 'application/json', 'accept-encoding': 'identity' },
+          headers: {
+            authorization: `Bearer ${sink.sendKey}`,
+            'idempotency-key': 'streamed',
+            'content-type': 'application/json',
+            'accept-encoding': 'identity',
+          },
           body,
           duplex: 'half',
         } as RequestInit)
@@ -152,7 +157,15 @@ describe('storage', () => {
     const batchId = `exact-${uid()}`
     const res = await send(sink, bytes(body), { batchId })
     expect(res.status).toBe(202)
-    expect(res.body).toEqual({ accepted: 3, rejected: 0, reasons: [], batch_id: batchId, bytes: expected.byteLength, received_at: expect.stringMatching(MICROS), state: 'pending' })
+    expect(res.body).toEqual({
+      accepted: 3,
+      rejected: 0,
+      reasons: [],
+      batch_id: batchId,
+      bytes: expected.byteLength,
+      received_at: expect.stringMatching(MICROS),
+      state: 'pending',
+    })
     const got = await bucket().get(intakeKey(sink.id, batchId))
     expect(Buffer.from(got!.body).toString('utf8')).toBe(expected.toString('utf8'))
     expect(Buffer.compare(Buffer.from(got!.body), expected)).toBe(0)
@@ -220,7 +233,13 @@ describe('the roller’s view, lease and report', () => {
     expect(view.body.sinks).toHaveLength(1)
     const table = s.table.split('.')
     expect(view.body.sinks[0]).toMatchObject({
-      id: s.id, name: s.name, state: 'active', key: null, due: false, lease: null, dedupe_requested_at: null,
+      id: s.id,
+      name: s.name,
+      state: 'active',
+      key: null,
+      due: false,
+      lease: null,
+      dedupe_requested_at: null,
       table: { namespace: table[0], name: table[1] },
       policy: { roll_seconds: 300, roll_bytes: 64 * MiB, inactivity_seconds: 600, max_batches: 1000 },
       lag: { batches: 2, bytes: a.body.bytes + b.body.bytes, oldest_at: a.body.received_at, newest_at: b.body.received_at },
@@ -245,17 +264,34 @@ describe('the roller’s view, lease and report', () => {
 
     const snapshot = '9223372036854775807'
     const lastRoll = { at: new Date().toISOString(), batches: 2, rows: 3, rejected_rows: 1, snapshot_id: snapshot, seconds: 1.5 }
-    const report = { roller: 'a', roll_id: 'r1', consumed: [{ batch_ids: ['a', 'b'], snapshot_id: snapshot }], last_roll: lastRoll, rejects: { rows: 1, batches: 1 } }
+    const report = {
+      roller: 'a',
+      roll_id: 'r1',
+      consumed: [{ batch_ids: ['a', 'b'], snapshot_id: snapshot }],
+      last_roll: lastRoll,
+      rejects: { rows: 1, batches: 1 },
+    }
     const res = await call(`/internal/sinks/${s.id}/roll`, { key: secret, json: report })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ ok: true, batches_committed: 2 })
-    const { rows } = await db.query(`select batch_id, state, snapshot_id::text as snapshot_id, committed_at from batches where sink_id = $1 order by batch_id`, [s.id])
-    expect(rows.map((r) => [r.batch_id, r.state, r.snapshot_id])).toEqual([['a', 'committed', snapshot], ['b', 'committed', snapshot]])
+    const { rows } = await db.query(
+      `select batch_id, state, snapshot_id::text as snapshot_id, committed_at from batches where sink_id = $1 order by batch_id`,
+      [s.id],
+    )
+    expect(rows.map((r) => [r.batch_id, r.state, r.snapshot_id])).toEqual([
+      ['a', 'committed', snapshot],
+      ['b', 'committed', snapshot],
+    ])
     for (const r of rows) expect(r.committed_at).toBeInstanceOf(Date)
 
     const after = await call(`/v1/sinks/${s.id}`, { key: admin })
     expect(after.body.last_roll).toEqual(lastRoll)
-    expect(after.body.rejects).toEqual({ rows_total: 1, batches_with_rejects: 1, last_at: expect.stringMatching(MICROS), prefix: `s3://${stack().s3.bucket}/_sink/${s.id}/rejects/` })
+    expect(after.body.rejects).toEqual({
+      rows_total: 1,
+      batches_with_rejects: 1,
+      last_at: expect.stringMatching(MICROS),
+      prefix: `s3://${stack().s3.bucket}/_sink/${s.id}/rejects/`,
+    })
     expect(after.body.lag).toEqual({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 })
     const audit = await db.query(`select actor, details from audit_events where subject = $1 and action = 'sink.roll'`, [s.id])
     expect(audit.rows).toEqual([{ actor: 'roller:a', details: expect.objectContaining({ roll_id: 'r1', batches_committed: 2 }) }])

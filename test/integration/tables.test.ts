@@ -8,9 +8,24 @@ const create = (json: Record<string, unknown>, key = stack().adminKey) => call('
 
 describe('POST /v1/tables', () => {
   it('creates a v2 table with fresh field ids, a namespace with its first table', async () => {
-    const res = await create({ table: 'tbl.events', columns: [{ name: 'x', type: 'long', required: true }, { name: 'who', type: 'string', doc: 'who sent it' }], doc: 'garden events' })
+    const res = await create({
+      table: 'tbl.events',
+      columns: [
+        { name: 'x', type: 'long', required: true },
+        { name: 'who', type: 'string', doc: 'who sent it' },
+      ],
+      doc: 'garden events',
+    })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ table: 'tbl.events', format_version: 2, doc: 'garden events', partition_spec: [], snapshot_count: 0, current_snapshot_id: null, undocumented_columns: ['x'] })
+    expect(res.body).toMatchObject({
+      table: 'tbl.events',
+      format_version: 2,
+      doc: 'garden events',
+      partition_spec: [],
+      snapshot_count: 0,
+      current_snapshot_id: null,
+      undocumented_columns: ['x'],
+    })
     expect(res.body.schema.fields).toEqual([
       { id: 1, name: 'x', type: 'long', required: true },
       { id: 2, name: 'who', type: 'string', required: false, doc: 'who sent it' },
@@ -20,12 +35,25 @@ describe('POST /v1/tables', () => {
   })
 
   it('creates a v3 table partitioned by day(ts) and one with nested types from a schema', async () => {
-    const day = await create({ table: 'tbl.by_day', format_version: 3, partition: ['day(ts)'], columns: [{ name: 'ts', type: 'timestamptz', required: true }, { name: 'g', type: 'geometry' }] })
+    const day = await create({
+      table: 'tbl.by_day',
+      format_version: 3,
+      partition: ['day(ts)'],
+      columns: [
+        { name: 'ts', type: 'timestamptz', required: true },
+        { name: 'g', type: 'geometry' },
+      ],
+    })
     expect(day.status).toBe(201)
     expect(day.body.partition_spec).toEqual([{ name: 'ts_day', transform: 'day', source: 'ts' }])
     const nested = await create({
       table: 'tbl.nested',
-      schema: { fields: [{ id: 1, name: 'tags', required: false, type: { type: 'list', 'element-id': 2, element: 'string', 'element-required': false } }, { id: 3, name: 'amount', required: true, type: 'decimal(38, 10)' }] },
+      schema: {
+        fields: [
+          { id: 1, name: 'tags', required: false, type: { type: 'list', 'element-id': 2, element: 'string', 'element-required': false } },
+          { id: 3, name: 'amount', required: true, type: 'decimal(38, 10)' },
+        ],
+      },
     })
     expect(nested.status).toBe(201)
     expect(nested.body.schema.fields[0].type).toEqual({ type: 'list', 'element-id': 3, element: 'string', 'element-required': false })
@@ -36,14 +64,28 @@ describe('POST /v1/tables', () => {
     expectError(await create({ table: 'tbl.bad1', columns: [{ name: 'x', type: 'longg' }] }), 400, 'invalid_schema')
     expectError(await create({ table: 'tbl.bad2', columns: [{ name: 'x', type: 'decimal(39, 1)' }] }), 400, 'invalid_schema')
     expectError(await create({ table: 'tbl.bad3', columns: [{ name: 't', type: 'timestamp_ns' }] }), 400, 'invalid_schema')
-    expectError(await create({ table: 'tbl.bad4', columns: [{ name: 'x', type: 'long' }, { name: 'x', type: 'string' }] }), 400, 'invalid_schema')
+    expectError(
+      await create({
+        table: 'tbl.bad4',
+        columns: [
+          { name: 'x', type: 'long' },
+          { name: 'x', type: 'string' },
+        ],
+      }),
+      400,
+      'invalid_schema',
+    )
     expectError(await create({ table: 'tbl.bad5', columns: [{ name: 'x', type: 'long' }], partition: ['day(x)'] }), 400, 'invalid_partition')
     expectError(await create({ table: 'tbl.bad6', columns: [{ name: 'x', type: 'long' }], partition: ['day(nope)'] }), 400, 'invalid_partition')
     expectError(await create({ table: 'tbl.bad7', columns: [{ name: 'x', type: 'long' }], partition: ['sideways(x)'] }), 400, 'invalid_partition')
     expectError(await create({ table: 'no_namespace', columns: [{ name: 'x', type: 'long' }] }), 400, 'invalid_request')
     expectError(await create({ table: 'tbl.bad8', columns: [{ name: '1x', type: 'long' }] }), 400, 'invalid_request')
     expectError(await create({ table: 'tbl.bad9' }), 400, 'invalid_request')
-    expectError(await call('/v1/tables', { key: stack().adminKey, json: { warehouse: 'nope', table: 'a.b', columns: [{ name: 'x', type: 'long' }] } }), 404, 'warehouse_not_found')
+    expectError(
+      await call('/v1/tables', { key: stack().adminKey, json: { warehouse: 'nope', table: 'a.b', columns: [{ name: 'x', type: 'long' }] } }),
+      404,
+      'warehouse_not_found',
+    )
   })
 
   it('answers 409 table_exists for a second create', async () => {
@@ -62,7 +104,17 @@ describe('POST /v1/tables', () => {
 describe('GET and PATCH /v1/tables/{warehouse}.{namespace}.{table}', () => {
   it('gets a table and documents it in one commit', async () => {
     const ref = `${stack().warehouse}.tbl.docs`
-    expect((await create({ table: 'tbl.docs', columns: [{ name: 'x', type: 'long' }, { name: 'y', type: 'string' }] })).status).toBe(201)
+    expect(
+      (
+        await create({
+          table: 'tbl.docs',
+          columns: [
+            { name: 'x', type: 'long' },
+            { name: 'y', type: 'string' },
+          ],
+        })
+      ).status,
+    ).toBe(201)
     const doc = await call(`/v1/tables/${ref}/docs`, { method: 'PATCH', key: stack().adminKey, json: { doc: 'a table', columns: { x: 'the x', y: 'the y' } } })
     expect(doc.status).toBe(200)
     expect(doc.body).toMatchObject({ doc: 'a table', undocumented_columns: [] })
@@ -87,10 +139,13 @@ describe('the ledger pruning cron', () => {
     expect((await create({ table: 'tbl.pruned', columns: [{ name: 'x', type: 'long' }] })).status).toBe(201)
     const sink = await call('/v1/sinks', { key: stack().adminKey, json: { name: 'pruned_in', table: 'tbl.pruned', warehouse: stack().warehouse } })
     expect(sink.status).toBe(201)
-    const send = (id: string) => call(`/v1/sinks/${sink.body.id}`, { key: sink.body.send_key, body: '[{"x": 1}]', headers: { 'content-type': 'application/json', 'idempotency-key': id } })
+    const send = (id: string) =>
+      call(`/v1/sinks/${sink.body.id}`, { key: sink.body.send_key, body: '[{"x": 1}]', headers: { 'content-type': 'application/json', 'idempotency-key': id } })
     for (const id of ['old', 'recent', 'waiting']) expect((await send(id)).status).toBe(202)
     await db.query(`update batches set state = 'committed', committed_at = now() - interval '8 days' where sink_id = $1 and batch_id = 'old'`, [sink.body.id])
-    await db.query(`update batches set state = 'committed', committed_at = now() - interval '6 days' where sink_id = $1 and batch_id = 'recent'`, [sink.body.id])
+    await db.query(`update batches set state = 'committed', committed_at = now() - interval '6 days' where sink_id = $1 and batch_id = 'recent'`, [
+      sink.body.id,
+    ])
     await db.query(`update batches set received_at = now() - interval '30 days' where sink_id = $1 and batch_id = 'waiting'`, [sink.body.id])
     const cron = await fetch(`${stack().apiUrl}/__scheduled?cron=17+*+*+*+*`)
     expect(cron.status).toBe(200)

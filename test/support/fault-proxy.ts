@@ -139,21 +139,23 @@ export class FaultProxy {
     res.end(method === 'HEAD' ? undefined : upstream.body)
   }
 
-  private forward(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  private forward(
+    method: string,
+    path: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
     const out: IncomingHttpHeaders = { ...headers }
     delete out.connection
     delete out['transfer-encoding']
     if (body.length > 0 || out['content-length'] !== undefined) out['content-length'] = String(body.length)
     return new Promise((resolve, reject) => {
-      const up = httpRequest(
-        { host: this.target.hostname, port: this.target.port, method, path, headers: out, agent: false },
-        (r) => {
-          const parts: Buffer[] = []
-          r.on('data', (c: Buffer) => parts.push(c))
-          r.on('end', () => resolve({ status: r.statusCode ?? 502, headers: r.headers, body: Buffer.concat(parts) }))
-          r.on('error', reject)
-        },
-      )
+      const up = httpRequest({ host: this.target.hostname, port: this.target.port, method, path, headers: out, agent: false }, (r) => {
+        const parts: Buffer[] = []
+        r.on('data', (c: Buffer) => parts.push(c))
+        r.on('end', () => resolve({ status: r.statusCode ?? 502, headers: r.headers, body: Buffer.concat(parts) }))
+        r.on('error', reject)
+      })
       up.on('error', reject)
       up.end(body)
     })

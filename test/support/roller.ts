@@ -27,7 +27,9 @@ export function rollerEnv(extra: Record<string, string> = {}): Record<string, st
   }
 }
 
-export function rollerTick(opts: { sink?: string; force?: boolean; killAt?: string; rollerId?: string; env?: Record<string, string> } = {}): Promise<TickResult> {
+export function rollerTick(
+  opts: { sink?: string; force?: boolean; killAt?: string; rollerId?: string; env?: Record<string, string> } = {},
+): Promise<TickResult> {
   const args = ['tick']
   if (opts.force ?? true) args.push('--force')
   if (opts.sink) args.push('--sink', opts.sink)
@@ -45,7 +47,10 @@ export function rollerTick(opts: { sink?: string; force?: boolean; killAt?: stri
     child.on('error', reject)
     child.on('exit', (code, signal) => {
       clearTimeout(timer)
-      const logs = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+      const logs = stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
       resolve({ code, signal, stdout, stderr, logs })
     })
   })

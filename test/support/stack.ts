@@ -31,7 +31,10 @@ export interface Answer {
   text: string
 }
 
-export async function call(path: string, init: { method?: string; key?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {}): Promise<Answer> {
+export async function call(
+  path: string,
+  init: { method?: string; key?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...init.headers }
   if (init.key) headers.authorization = `Bearer ${init.key}`
   if (init.json !== undefined) headers['content-type'] ??= 'application/json'

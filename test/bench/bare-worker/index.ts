@@ -59,7 +59,10 @@ export default {
       })
       ctx.waitUntil(markStored(db, sinkId, batchId).finally(() => client.end().catch(() => undefined)))
       deferred = true
-      return Response.json({ accepted: row.rows, rejected: 0, reasons: [], batch_id: batchId, bytes: row.bytes, received_at: row.receivedAt, state: 'pending' }, { status: row.inserted ? 202 : 200 })
+      return Response.json(
+        { accepted: row.rows, rejected: 0, reasons: [], batch_id: batchId, bytes: row.bytes, received_at: row.receivedAt, state: 'pending' },
+        { status: row.inserted ? 202 : 200 },
+      )
     } catch (err) {
       return new Response(`bare worker: ${(err as Error).message}\n`, { status: 503 })
     } finally {

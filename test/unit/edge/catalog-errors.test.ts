@@ -21,11 +21,21 @@ async function answer(err: () => unknown) {
   })
   const res = await app.request('/t/catalog', {}, env)
   const text = await res.text()
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), text, error: JSON.parse(text).error as { code: string; message: string; failed?: string[] } }
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    text,
+    error: JSON.parse(text).error as { code: string; message: string; failed?: string[] },
+  }
 }
 
 function expectUnavailable(a: Awaited<ReturnType<typeof answer>>) {
-  expect({ status: a.status, retryAfter: a.retryAfter, code: a.error.code, failed: a.error.failed }).toEqual({ status: 503, retryAfter: '5', code: 'unavailable', failed: ['catalog'] })
+  expect({ status: a.status, retryAfter: a.retryAfter, code: a.error.code, failed: a.error.failed }).toEqual({
+    status: 503,
+    retryAfter: '5',
+    code: 'unavailable',
+    failed: ['catalog'],
+  })
   expect(a.text).not.toMatch(/\n\s+at\s|\.ts:\d+/)
 }
 
@@ -47,7 +57,12 @@ describe('catalog errors in onError', () => {
     expect({ status: exists.status, code: exists.error.code }).toEqual({ status: 409, code: 'table_exists' })
     for (const err of [new CommitConflict('ns.t changed during the commit'), new PlanStale('files gone'), new CommitAbandoned('no longer applies')]) {
       const a = await answer(() => err)
-      expect({ err: err.name, status: a.status, code: a.error.code, retryAfter: a.retryAfter }).toEqual({ err: err.name, status: 409, code: 'commit_conflict', retryAfter: null })
+      expect({ err: err.name, status: a.status, code: a.error.code, retryAfter: a.retryAfter }).toEqual({
+        err: err.name,
+        status: 409,
+        code: 'commit_conflict',
+        retryAfter: null,
+      })
     }
   })
 
@@ -68,7 +83,12 @@ describe('catalog errors in onError', () => {
   it('a REST catalog nobody answers at (a real client, a closed port) → 503 failed ["catalog"]', async () => {
     quiet()
     const uri = `http://127.0.0.1:${await freePort()}`
-    const a = await answer(() => new RestCatalog({ name: 'down', uri, s3: {} }).loadTable({ namespace: ['ns'], name: 't' }).then(() => new Error('loaded?'), (err) => err))
+    const a = await answer(() =>
+      new RestCatalog({ name: 'down', uri, s3: {} }).loadTable({ namespace: ['ns'], name: 't' }).then(
+        () => new Error('loaded?'),
+        (err) => err,
+      ),
+    )
     expectUnavailable(a)
     expect(a.error.message).toContain('reading the catalog config')
   })

@@ -21,7 +21,21 @@ const schemaJson = JSON.stringify({
     { name: 'm', type: { type: 'map', values: 'int' }, 'field-id': 512 },
     {
       name: 'kv',
-      type: ['null', { type: 'array', logicalType: 'map', items: { type: 'record', name: 'k1_v2', fields: [{ name: 'key', type: 'int', 'field-id': 1 }, { name: 'value', type: 'long', 'field-id': 2 }] } }],
+      type: [
+        'null',
+        {
+          type: 'array',
+          logicalType: 'map',
+          items: {
+            type: 'record',
+            name: 'k1_v2',
+            fields: [
+              { name: 'key', type: 'int', 'field-id': 1 },
+              { name: 'value', type: 'long', 'field-id': 2 },
+            ],
+          },
+        },
+      ],
       default: null,
       'field-id': 513,
     },
@@ -40,7 +54,10 @@ const record = (i: number) => ({
   fx2: i % 2 ? null : Uint8Array.of(9, 9, 9, 9),
   e: i % 2 ? 'green' : 'red',
   list: [0n, 1n, -1n, 2n ** 53n + 1n, BigInt(i)],
-  m: new Map([['a', i], ['b', i - 100]]),
+  m: new Map([
+    ['a', i],
+    ['b', i - 100],
+  ]),
   kv: i % 4 ? [{ key: 117, value: 9007199254740993n }] : null,
 })
 
@@ -75,26 +92,41 @@ describe('Avro container files', () => {
 
   it('is readable by avsc (an independent Avro implementation), and reads what avsc writes', async () => {
     const plain = JSON.stringify({
-      type: 'record', name: 'r', fields: [
-        { name: 'a', type: 'long' }, { name: 's', type: ['null', 'string'] }, { name: 'm', type: { type: 'map', values: 'double' } },
+      type: 'record',
+      name: 'r',
+      fields: [
+        { name: 'a', type: 'long' },
+        { name: 's', type: ['null', 'string'] },
+        { name: 'm', type: { type: 'map', values: 'double' } },
       ],
     })
-    const ours = [{ a: 42n, s: 'x', m: new Map([['k', 1.25]]) }, { a: -7n, s: null, m: new Map() }]
+    const ours = [
+      { a: 42n, s: 'x', m: new Map([['k', 1.25]]) },
+      { a: -7n, s: null, m: new Map() },
+    ]
     for (const codec of ['deflate', 'null'] as const) {
       const bytes = await writeAvroFile(ours, { schemaJson: plain, codec })
       const decoded: unknown[] = []
       await new Promise<void>((resolve, reject) => {
-        Readable.from([Buffer.from(bytes)]).pipe(new avsc.streams.BlockDecoder())
+        Readable.from([Buffer.from(bytes)])
+          .pipe(new avsc.streams.BlockDecoder())
           .on('data', (r: unknown) => decoded.push({ ...(r as object) }))
-          .on('end', resolve).on('error', reject)
+          .on('end', resolve)
+          .on('error', reject)
       })
-      expect(decoded).toEqual([{ a: 42, s: 'x', m: { k: 1.25 } }, { a: -7, s: null, m: {} }])
+      expect(decoded).toEqual([
+        { a: 42, s: 'x', m: { k: 1.25 } },
+        { a: -7, s: null, m: {} },
+      ])
     }
     const type = avsc.Type.forSchema(JSON.parse(plain))
     const chunks: Buffer[] = []
     await new Promise<void>((resolve, reject) => {
       const enc = new avsc.streams.BlockEncoder(type, { codec: 'deflate' })
-      enc.on('data', (c: Buffer) => chunks.push(c)).on('end', resolve).on('error', reject)
+      enc
+        .on('data', (c: Buffer) => chunks.push(c))
+        .on('end', resolve)
+        .on('error', reject)
       enc.write({ a: 5, s: 'y', m: { z: 2 } })
       enc.end()
     })

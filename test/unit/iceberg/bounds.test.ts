@@ -36,7 +36,7 @@ describe('single-value serialization (Appendix D)', () => {
     expect(hex(toSingleValueBytes(t('double'), -Infinity))).toBe('00 00 00 00 00 00 f0 ff')
   })
 
-  it('writes decimals as minimal big-endian two\'s complement', () => {
+  it("writes decimals as minimal big-endian two's complement", () => {
     expect(hex(decimalBytes(0n))).toBe('00')
     expect(hex(decimalBytes(1n))).toBe('01')
     expect(hex(decimalBytes(127n))).toBe('7f')

@@ -25,9 +25,7 @@ export function rowsToBatch(schema: Schema, rows: Row[], opts: BatchOptions = {}
       continue
     }
     const given = values.filter((v): v is Exclude<Value, null> => v !== null)
-    const present = given.length < rows.length || (opts.alwaysPresent && !field.required)
-      ? Uint8Array.from(values, (v) => (v === null ? 0 : 1))
-      : null
+    const present = given.length < rows.length || (opts.alwaysPresent && !field.required) ? Uint8Array.from(values, (v) => (v === null ? 0 : 1)) : null
     columns.set(field.id, { kind: 'flat', present, count: given.length, data: physical(p, given) })
   }
   return { rows: rows.length, columns }
@@ -40,7 +38,12 @@ function physical(p: Primitive, values: Value[]): ColumnValues {
     case 'int':
     case 'date':
       return { physical: 'INT32', values: Int32Array.from(values as number[]) }
-    case 'long': case 'time': case 'timestamp': case 'timestamptz': case 'timestamp_ns': case 'timestamptz_ns':
+    case 'long':
+    case 'time':
+    case 'timestamp':
+    case 'timestamptz':
+    case 'timestamp_ns':
+    case 'timestamptz_ns':
       return { physical: 'INT64', values: BigInt64Array.from(values as bigint[]) }
     case 'float':
       return { physical: 'FLOAT', values: Float32Array.from(values as number[]) }

@@ -22,8 +22,10 @@ function valueAt(col: Extract<ColumnData, { kind: 'flat' }>, i: number, f: Neste
   const kind = parsePrimitive(f.type as string).kind
   const d = col.data
   switch (d.physical) {
-    case 'BOOLEAN': return d.values[i] === 1
-    case 'INT32': return kind === 'decimal' ? BigInt(d.values[i]) : d.values[i]
+    case 'BOOLEAN':
+      return d.values[i] === 1
+    case 'INT32':
+      return kind === 'decimal' ? BigInt(d.values[i]) : d.values[i]
     case 'BYTE_ARRAY': {
       const bytes = d.bytes.slice(d.offsets[i], d.offsets[i + 1])
       return kind === 'string' ? utf8.decode(bytes) : bytes
@@ -35,6 +37,7 @@ function valueAt(col: Extract<ColumnData, { kind: 'flat' }>, i: number, f: Neste
       for (const b of bytes) v = (v << 8n) | BigInt(b)
       return BigInt.asIntN(d.width * 8, v)
     }
-    default: return d.values[i]
+    default:
+      return d.values[i]
   }
 }

@@ -29,9 +29,25 @@ const schema: Schema = {
     { id: 13, name: 'u', required: false, type: 'uuid' },
     { id: 14, name: 'fx', required: false, type: 'fixed[4]' },
     { id: 15, name: 'bin', required: false, type: 'binary' },
-    { id: 16, name: 'st', required: false, type: { type: 'struct', fields: [{ id: 17, name: 'a', required: true, type: 'int' }, { id: 18, name: 'z', required: false, type: 'string' }] } },
+    {
+      id: 16,
+      name: 'st',
+      required: false,
+      type: {
+        type: 'struct',
+        fields: [
+          { id: 17, name: 'a', required: true, type: 'int' },
+          { id: 18, name: 'z', required: false, type: 'string' },
+        ],
+      },
+    },
     { id: 19, name: 'tags', required: false, type: { type: 'list', 'element-id': 20, element: 'long', 'element-required': false } },
-    { id: 21, name: 'attrs', required: false, type: { type: 'map', 'key-id': 22, key: 'string', 'value-id': 23, value: 'decimal(38, 10)', 'value-required': false } },
+    {
+      id: 21,
+      name: 'attrs',
+      required: false,
+      type: { type: 'map', 'key-id': 22, key: 'string', 'value-id': 23, value: 'decimal(38, 10)', 'value-required': false },
+    },
     { id: 24, name: '__ingest_ts', required: false, type: 'timestamptz' },
   ],
 }
@@ -61,7 +77,13 @@ function row(n: number): Row {
     bin: new Uint8Array(n % 4).fill(n & 0xff),
     st: n % 8 === 0 ? null : { a: n, z: n % 3 ? `z${n}` : null },
     tags: n % 5 === 0 ? null : [k, null, MAX - k],
-    attrs: n % 4 === 0 ? [] : [[`k${n}`, DEC38 - k], ['n', null]],
+    attrs:
+      n % 4 === 0
+        ? []
+        : [
+            [`k${n}`, DEC38 - k],
+            ['n', null],
+          ],
     __ingest_ts: 1_790_000_000_000_000n + k,
   }
 }
@@ -125,7 +147,9 @@ describe('concatParquet', async () => {
     expect(meta.schema).toEqual(first.schema)
     expect(meta.key_value_metadata).toEqual(first.key_value_metadata)
     expect(meta.row_groups.map((g) => Number(g.num_rows))).toEqual([7, 10, 10, 3, 3])
-    expect(merged.splitOffsets).toEqual(meta.row_groups.map((g) => Number(g.columns[0].meta_data!.dictionary_page_offset ?? g.columns[0].meta_data!.data_page_offset)))
+    expect(merged.splitOffsets).toEqual(
+      meta.row_groups.map((g) => Number(g.columns[0].meta_data!.dictionary_page_offset ?? g.columns[0].meta_data!.data_page_offset)),
+    )
     expect(merged.splitOffsets[0]).toBe(4)
     // the chunk bytes are the inputs' bytes
     const inRg = parquetMetadata(inputs[2].bytes.slice().buffer as ArrayBuffer).row_groups[0].columns[0].meta_data!
@@ -139,16 +163,22 @@ describe('concatParquet', async () => {
   })
 
   it('adds v3 row lineage columns: first_row_id + position and the data sequence number', async () => {
-    const merged = concatParquet([
-      { bytes: inputs[0].bytes, lineage: { firstRowId: 100n, sequenceNumber: 3n } },
-      { bytes: inputs[2].bytes, lineage: { firstRowId: 5000n, sequenceNumber: 9n } },
-    ], { lineage: true })
+    const merged = concatParquet(
+      [
+        { bytes: inputs[0].bytes, lineage: { firstRowId: 100n, sequenceNumber: 3n } },
+        { bytes: inputs[2].bytes, lineage: { firstRowId: 5000n, sequenceNumber: 9n } },
+      ],
+      { lineage: true },
+    )
     const got = await readAll(merged.bytes, compressors)
     expect(got.map((r) => r._row_id)).toEqual([100n, 101n, 102n, 103n, 104n, 105n, 106n, 5000n, 5001n, 5002n])
     expect(got.map((r) => r._last_updated_sequence_number)).toEqual([...Array(7).fill(3n), ...Array(3).fill(9n)])
     expect(got.map((r) => r.id)).toEqual([...rows(0, 7), ...rows(30, 33)].map((r) => r.id))
     const meta = parquetMetadata(merged.bytes.slice().buffer as ArrayBuffer)
-    expect(meta.schema.slice(-2).map((e) => [e.name, e.field_id])).toEqual([['_row_id', 2147483540], ['_last_updated_sequence_number', 2147483539]])
+    expect(meta.schema.slice(-2).map((e) => [e.name, e.field_id])).toEqual([
+      ['_row_id', 2147483540],
+      ['_last_updated_sequence_number', 2147483539],
+    ])
     // a file that already carries them is merged again with them kept
     const again = concatParquet([{ bytes: merged.bytes }, { bytes: inputs[1].bytes, lineage: { firstRowId: 7n, sequenceNumber: 4n } }], { lineage: true })
     const back = await readAll(again.bytes, compressors)
@@ -189,19 +219,49 @@ describe('mergeMetrics', () => {
 
   it('compares as the type orders, not as bytes', () => {
     const long = (v: bigint) => toSingleValueBytes({ kind: 'long' }, v)
-    const f = (lo: Uint8Array, hi: Uint8Array, path: string): DataFile => ({ filePath: path, partition: {}, recordCount: 1, fileSizeInBytes: 1, lowerBounds: new Map([[1, lo]]), upperBounds: new Map([[1, hi]]), valueCounts: new Map([[1, 1]]), nullValueCounts: new Map([[1, 0]]) })
+    const f = (lo: Uint8Array, hi: Uint8Array, path: string): DataFile => ({
+      filePath: path,
+      partition: {},
+      recordCount: 1,
+      fileSizeInBytes: 1,
+      lowerBounds: new Map([[1, lo]]),
+      upperBounds: new Map([[1, hi]]),
+      valueCounts: new Map([[1, 1]]),
+      nullValueCounts: new Map([[1, 0]]),
+    })
     const m = mergeMetrics([f(long(-1n), long(-1n), 'a'), f(long(256n), long(256n), 'b')], types)
     expect(m.lowerBounds!.get(1)).toEqual(long(-1n))
     expect(m.upperBounds!.get(1)).toEqual(long(256n))
-    const dec = mergeMetrics([f(decimalBytes(-5n), decimalBytes(-5n), 'a'), f(decimalBytes(300n), decimalBytes(300n), 'b')], new Map([[1, { kind: 'decimal', precision: 38, scale: 10 }]]))
+    const dec = mergeMetrics(
+      [f(decimalBytes(-5n), decimalBytes(-5n), 'a'), f(decimalBytes(300n), decimalBytes(300n), 'b')],
+      new Map([[1, { kind: 'decimal', precision: 38, scale: 10 }]]),
+    )
     expect(decodeBound({ kind: 'decimal', precision: 38, scale: 10 }, dec.lowerBounds!.get(1)!)).toBe(-5n)
     expect(decodeBound({ kind: 'decimal', precision: 38, scale: 10 }, dec.upperBounds!.get(1)!)).toBe(300n)
   })
 
   it('drops a bound an input lacks unless that input holds only nulls there', () => {
     const long = (v: bigint) => toSingleValueBytes({ kind: 'long' }, v)
-    const withBound: DataFile = { filePath: 'a', partition: {}, recordCount: 2, fileSizeInBytes: 1, valueCounts: new Map([[1, 2]]), nullValueCounts: new Map([[1, 0]]), lowerBounds: new Map([[1, long(5n)]]), upperBounds: new Map([[1, long(9n)]]) }
-    const allNull: DataFile = { filePath: 'b', partition: {}, recordCount: 3, fileSizeInBytes: 1, valueCounts: new Map([[1, 3]]), nullValueCounts: new Map([[1, 3]]), lowerBounds: new Map(), upperBounds: new Map() }
+    const withBound: DataFile = {
+      filePath: 'a',
+      partition: {},
+      recordCount: 2,
+      fileSizeInBytes: 1,
+      valueCounts: new Map([[1, 2]]),
+      nullValueCounts: new Map([[1, 0]]),
+      lowerBounds: new Map([[1, long(5n)]]),
+      upperBounds: new Map([[1, long(9n)]]),
+    }
+    const allNull: DataFile = {
+      filePath: 'b',
+      partition: {},
+      recordCount: 3,
+      fileSizeInBytes: 1,
+      valueCounts: new Map([[1, 3]]),
+      nullValueCounts: new Map([[1, 3]]),
+      lowerBounds: new Map(),
+      upperBounds: new Map(),
+    }
     const unknown: DataFile = { ...allNull, filePath: 'c', nullValueCounts: new Map([[1, 1]]) }
     expect(mergeMetrics([withBound, allNull], types).lowerBounds!.get(1)).toEqual(long(5n))
     expect(mergeMetrics([withBound, unknown], types).lowerBounds!.has(1)).toBe(false)
@@ -212,16 +272,41 @@ describe('mergeMetrics', () => {
 describe('replaceSummary', () => {
   it('counts the added and deleted files and moves the totals', () => {
     const file = (p: string, rows: number, size: number): DataFile => ({ filePath: p, partition: { d: 1 }, recordCount: rows, fileSizeInBytes: size })
-    const parent: any = { summary: { operation: 'append', 'total-records': '10', 'total-files-size': '500', 'total-data-files': '4', 'total-delete-files': '0', 'total-position-deletes': '0', 'total-equality-deletes': '0' } }
+    const parent: any = {
+      summary: {
+        operation: 'append',
+        'total-records': '10',
+        'total-files-size': '500',
+        'total-data-files': '4',
+        'total-delete-files': '0',
+        'total-position-deletes': '0',
+        'total-equality-deletes': '0',
+      },
+    }
     const manifest: any = { partitionSpecId: 0 }
-    const s = replaceSummary(parent, [{ specId: 0, dataFile: file('m', 6, 200) }], [
-      { manifest, entry: { status: 1, snapshotId: 1n, sequenceNumber: 1n, fileSequenceNumber: 1n, dataFile: file('a', 2, 120) } },
-      { manifest, entry: { status: 1, snapshotId: 1n, sequenceNumber: 1n, fileSequenceNumber: 1n, dataFile: file('b', 4, 130) } },
-    ])
+    const s = replaceSummary(
+      parent,
+      [{ specId: 0, dataFile: file('m', 6, 200) }],
+      [
+        { manifest, entry: { status: 1, snapshotId: 1n, sequenceNumber: 1n, fileSequenceNumber: 1n, dataFile: file('a', 2, 120) } },
+        { manifest, entry: { status: 1, snapshotId: 1n, sequenceNumber: 1n, fileSequenceNumber: 1n, dataFile: file('b', 4, 130) } },
+      ],
+    )
     expect(s).toEqual({
-      operation: 'replace', 'added-data-files': '1', 'deleted-data-files': '2', 'added-records': '6', 'deleted-records': '6',
-      'added-files-size': '200', 'removed-files-size': '250', 'changed-partition-count': '1',
-      'total-records': '10', 'total-files-size': '450', 'total-data-files': '3', 'total-delete-files': '0', 'total-position-deletes': '0', 'total-equality-deletes': '0',
+      operation: 'replace',
+      'added-data-files': '1',
+      'deleted-data-files': '2',
+      'added-records': '6',
+      'deleted-records': '6',
+      'added-files-size': '200',
+      'removed-files-size': '250',
+      'changed-partition-count': '1',
+      'total-records': '10',
+      'total-files-size': '450',
+      'total-data-files': '3',
+      'total-delete-files': '0',
+      'total-position-deletes': '0',
+      'total-equality-deletes': '0',
     })
   })
 })

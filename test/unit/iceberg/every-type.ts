@@ -23,8 +23,12 @@ export const EVERY_TYPE_FIELDS: NestedField[] = [
   { id: 18, name: 'bin', required: false, type: 'binary' },
   { id: 19, name: 'geo', required: false, type: 'geometry' },
   {
-    id: 20, name: 'st', required: false, type: {
-      type: 'struct', fields: [
+    id: 20,
+    name: 'st',
+    required: false,
+    type: {
+      type: 'struct',
+      fields: [
         { id: 21, name: 'a', required: true, type: 'int' },
         { id: 22, name: 'z', required: false, type: 'string' },
       ],
@@ -32,13 +36,20 @@ export const EVERY_TYPE_FIELDS: NestedField[] = [
   },
   { id: 23, name: 'tags', required: false, type: { type: 'list', 'element-id': 24, element: 'long', 'element-required': false } },
   {
-    id: 25, name: 'attrs', required: false,
+    id: 25,
+    name: 'attrs',
+    required: false,
     type: { type: 'map', 'key-id': 26, key: 'string', 'value-id': 27, value: 'double', 'value-required': false },
   },
   { id: 28, name: 'nothing', required: false, type: 'unknown' },
   {
-    id: 29, name: 'points', required: false, type: {
-      type: 'list', 'element-id': 30, 'element-required': true,
+    id: 29,
+    name: 'points',
+    required: false,
+    type: {
+      type: 'list',
+      'element-id': 30,
+      'element-required': true,
       element: { type: 'struct', fields: [{ id: 31, name: 'x', required: true, type: 'int' }] },
     },
   },

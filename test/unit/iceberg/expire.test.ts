@@ -5,7 +5,16 @@ import { describe, expect, it } from 'vitest'
 import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
 import { fastAppend } from '../../../iceberg/transaction/append.ts'
 import { DELETED, readManifest, readManifestList, writeManifest, writeManifestList, type DataFile } from '../../../iceberg/manifest/manifest.ts'
-import { branchSnapshotId, currentSchema, currentSnapshot, defaultSpec, newTableMetadata, type Snapshot, type SnapshotRef, type TableMetadata } from '../../../iceberg/spec/metadata.ts'
+import {
+  branchSnapshotId,
+  currentSchema,
+  currentSnapshot,
+  defaultSpec,
+  newTableMetadata,
+  type Snapshot,
+  type SnapshotRef,
+  type TableMetadata,
+} from '../../../iceberg/spec/metadata.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, planSnapshot } from '../../../iceberg/transaction/snapshot.ts'
 import { deleteUnreachable, expireChange, expireSnapshots, planExpire } from '../../../iceberg/maintenance/expire.ts'
 import { FileNotFound } from '../../../iceberg/io/file-io.ts'
@@ -16,7 +25,15 @@ const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
 
 function tableWith(snaps: Array<{ id: bigint; ts: number; seq?: bigint }>, refs: Record<string, SnapshotRef> = {}, current?: bigint): TableMetadata {
   const m = newTableMetadata({ location: LOC, schema: { fields: [{ id: 1, name: 'id', required: true, type: 'long' }] }, formatVersion: 2 })
-  m.snapshots = snaps.map((s, i): Snapshot => ({ 'snapshot-id': s.id, 'sequence-number': s.seq ?? BigInt(i + 1), 'timestamp-ms': s.ts, 'manifest-list': `${LOC}/metadata/snap-${s.id}.avro`, summary: { operation: 'append' } }))
+  m.snapshots = snaps.map(
+    (s, i): Snapshot => ({
+      'snapshot-id': s.id,
+      'sequence-number': s.seq ?? BigInt(i + 1),
+      'timestamp-ms': s.ts,
+      'manifest-list': `${LOC}/metadata/snap-${s.id}.avro`,
+      summary: { operation: 'append' },
+    }),
+  )
   const head = current ?? snaps.at(-1)?.id
   if (head !== undefined) {
     m['current-snapshot-id'] = head
@@ -60,7 +77,12 @@ describe('planExpire', () => {
   })
 
   it('orders by timestamp, not by position, and breaks ties by sequence number', () => {
-    const snaps = [{ id: 10n, ts: 5000, seq: 3n }, { id: 11n, ts: 1000, seq: 1n }, { id: 12n, ts: 5000, seq: 2n }, { id: 13n, ts: 3000, seq: 4n }]
+    const snaps = [
+      { id: 10n, ts: 5000, seq: 3n },
+      { id: 11n, ts: 1000, seq: 1n },
+      { id: 12n, ts: 5000, seq: 2n },
+      { id: 13n, ts: 3000, seq: 4n },
+    ]
     expect(planExpire(tableWith(snaps, {}, 10n), 2)).toEqual([11n, 13n])
     expect(planExpire(tableWith(snaps, {}, 10n), 1)).toEqual([11n, 13n, 12n])
   })
@@ -104,11 +126,30 @@ async function overwrite(catalog: MemoryCatalog, dropped: DataFile[]): Promise<D
   const manifestPath = manifestLocation(base, uuid, 0)
   const seq = base['last-sequence-number']
   const m = await writeManifest({
-    formatVersion: 2, schema: currentSchema(base), spec: defaultSpec(base), snapshotId: plan.snapshotId, manifestPath,
-    entries: [{ dataFile: file }, ...dropped.map((dataFile) => ({ dataFile, status: DELETED as typeof DELETED, snapshotId: plan.snapshotId, sequenceNumber: seq, fileSequenceNumber: seq }))],
+    formatVersion: 2,
+    schema: currentSchema(base),
+    spec: defaultSpec(base),
+    snapshotId: plan.snapshotId,
+    manifestPath,
+    entries: [
+      { dataFile: file },
+      ...dropped.map((dataFile) => ({
+        dataFile,
+        status: DELETED as typeof DELETED,
+        snapshotId: plan.snapshotId,
+        sequenceNumber: seq,
+        fileSequenceNumber: seq,
+      })),
+    ],
   })
   await catalog.io.write(manifestPath, m.bytes)
-  const list = await writeManifestList({ formatVersion: 2, snapshotId: plan.snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, manifests: [m.manifest] })
+  const list = await writeManifestList({
+    formatVersion: 2,
+    snapshotId: plan.snapshotId,
+    parentSnapshotId: plan.parentSnapshotId,
+    sequenceNumber: plan.sequenceNumber,
+    manifests: [m.manifest],
+  })
   const listPath = manifestListLocation(base, plan.snapshotId, uuid)
   await catalog.io.write(listPath, list.bytes)
   const snapshot = appendSnapshot(plan, { manifestList: listPath, summary: { operation: 'overwrite' } })
@@ -123,7 +164,7 @@ async function referencedExist(t: LoadedTable): Promise<number> {
   for (const s of t.metadata.snapshots) {
     await t.io.read(s['manifest-list']!)
     for (const m of (await readManifestList(await t.io.read(s['manifest-list']!))).manifests) {
-      for (const e of (await readManifest(await t.io.read(m.manifestPath))).entries) if (e.status !== DELETED) (await t.io.read(e.dataFile.filePath), n++)
+      for (const e of (await readManifest(await t.io.read(m.manifestPath))).entries) if (e.status !== DELETED) await t.io.read(e.dataFile.filePath), n++
     }
   }
   for (const e of t.metadata['metadata-log']) await t.io.read(e['metadata-file'])
@@ -145,7 +186,12 @@ describe('expireSnapshots and deleteUnreachable (in memory)', () => {
 
     const cleaned = await deleteUnreachable(res.base, res.table)
     expect(cleaned.counts).toMatchObject({ 'manifest-list': 3, manifest: 0, data: 0 })
-    expect(cleaned.deleted.sort()).toEqual(before.metadata.snapshots.slice(0, 3).map((s) => s['manifest-list']).sort())
+    expect(cleaned.deleted.sort()).toEqual(
+      before.metadata.snapshots
+        .slice(0, 3)
+        .map((s) => s['manifest-list'])
+        .sort(),
+    )
     expect(await referencedExist(res.table)).toBe(6 * 3 - 3) // 3 retained snapshots see 4, 5 and 6 files
     for (const f of await reachableFiles(res.table.metadata, io, res.table.metadataLocation)) expect(io.files.has(f)).toBe(true)
 
@@ -158,7 +204,9 @@ describe('expireSnapshots and deleteUnreachable (in memory)', () => {
     const { io, catalog } = await setup()
     const a = await append(catalog)
     const b = await append(catalog)
-    const oldManifests = (await readManifestList(await io.read(currentSnapshot(catalog.current.metadata)!['manifest-list']!))).manifests.map((m) => m.manifestPath)
+    const oldManifests = (await readManifestList(await io.read(currentSnapshot(catalog.current.metadata)!['manifest-list']!))).manifests.map(
+      (m) => m.manifestPath,
+    )
     const c = await overwrite(catalog, [a.file]) // drops a (DELETED entry) and b (left out)
     await append(catalog)
     const res = await expireSnapshots(catalog, catalog.current, { retainLast: 2 })
@@ -219,7 +267,13 @@ describe('expireSnapshots and deleteUnreachable (in memory)', () => {
     const { io, catalog } = await setup()
     for (let i = 0; i < 3; i++) await append(catalog)
     const [s1, , s3] = catalog.current.metadata.snapshots.map((s) => s['snapshot-id'])
-    const stat = (id: bigint) => ({ 'snapshot-id': id, 'statistics-path': `${LOC}/metadata/${id}.stats`, 'file-size-in-bytes': 7n, 'file-footer-size-in-bytes': 3n, 'blob-metadata': [] })
+    const stat = (id: bigint) => ({
+      'snapshot-id': id,
+      'statistics-path': `${LOC}/metadata/${id}.stats`,
+      'file-size-in-bytes': 7n,
+      'file-footer-size-in-bytes': 3n,
+      'blob-metadata': [],
+    })
     catalog.current.metadata.statistics = [stat(s1), stat(s3)]
     for (const id of [s1, s3]) await io.write(`${LOC}/metadata/${id}.stats`, 'puffin!')
     const res = await expireSnapshots(catalog, catalog.current, { retainLast: 2 })

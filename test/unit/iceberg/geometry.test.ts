@@ -31,8 +31,8 @@ function bytes(...parts: Array<['u8' | 'u32' | 'f64', number]>): Uint8Array {
   let o = 0
   for (const [t, x] of parts) {
     if (t === 'u8') v.setUint8(o++, x)
-    else if (t === 'u32') (v.setUint32(o, x, true), (o += 4))
-    else (v.setFloat64(o, x, true), (o += 8))
+    else if (t === 'u32') v.setUint32(o, x, true), (o += 4)
+    else v.setFloat64(o, x, true), (o += 8)
   }
   return out
 }
@@ -66,18 +66,69 @@ describe('toWkb: exact bytes', () => {
     const expected = bytes(['u8', 1], ['u32', 4], ['u32', 2], ['u8', 1], ['u32', 1], ['f64', 1], ['f64', 2], ['u8', 1], ['u32', 1], ['f64', 3], ['f64', 4])
     expect(wkb('MULTIPOINT ((1 2), (3 4))')).toEqual(expected)
     expect(wkb('MULTIPOINT (1 2, 3 4)')).toEqual(expected)
-    expect(wkb({ type: 'MultiPoint', coordinates: [[1, 2], [3, 4]] })).toEqual(expected)
+    expect(
+      wkb({
+        type: 'MultiPoint',
+        coordinates: [
+          [1, 2],
+          [3, 4],
+        ],
+      }),
+    ).toEqual(expected)
   })
 })
 
 describe('toWkb: every geometry type, read back by an independent reader', () => {
-  const square = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]
-  const hole = [[2, 2], [3, 2], [3, 3], [2, 2]]
+  const square = [
+    [0, 0],
+    [10, 0],
+    [10, 10],
+    [0, 10],
+    [0, 0],
+  ]
+  const hole = [
+    [2, 2],
+    [3, 2],
+    [3, 3],
+    [2, 2],
+  ]
   const cases: Array<[string, unknown, unknown]> = [
-    ['LineString', 'LINESTRING (30 10, 10 30, 40 40)', { type: 'LineString', coordinates: [[30, 10], [10, 30], [40, 40]] }],
+    [
+      'LineString',
+      'LINESTRING (30 10, 10 30, 40 40)',
+      {
+        type: 'LineString',
+        coordinates: [
+          [30, 10],
+          [10, 30],
+          [40, 40],
+        ],
+      },
+    ],
     ['Polygon with a hole', 'POLYGON ((0 0, 10 0, 10 10, 0 10, 0 0), (2 2, 3 2, 3 3, 2 2))', { type: 'Polygon', coordinates: [square, hole] }],
-    ['MultiLineString', 'MULTILINESTRING ((10 10, 20 20), (40 40, 30 30, 40 20))', { type: 'MultiLineString', coordinates: [[[10, 10], [20, 20]], [[40, 40], [30, 30], [40, 20]]] }],
-    ['MultiPolygon', 'MULTIPOLYGON (((0 0, 10 0, 10 10, 0 10, 0 0)), ((0 0, 10 0, 10 10, 0 10, 0 0), (2 2, 3 2, 3 3, 2 2)))', { type: 'MultiPolygon', coordinates: [[square], [square, hole]] }],
+    [
+      'MultiLineString',
+      'MULTILINESTRING ((10 10, 20 20), (40 40, 30 30, 40 20))',
+      {
+        type: 'MultiLineString',
+        coordinates: [
+          [
+            [10, 10],
+            [20, 20],
+          ],
+          [
+            [40, 40],
+            [30, 30],
+            [40, 20],
+          ],
+        ],
+      },
+    ],
+    [
+      'MultiPolygon',
+      'MULTIPOLYGON (((0 0, 10 0, 10 10, 0 10, 0 0)), ((0 0, 10 0, 10 10, 0 10, 0 0), (2 2, 3 2, 3 3, 2 2)))',
+      { type: 'MultiPolygon', coordinates: [[square], [square, hole]] },
+    ],
     [
       'GeometryCollection, nested',
       'GEOMETRYCOLLECTION (POINT (4 6), LINESTRING (4 6, 7 10), GEOMETRYCOLLECTION (POINT (1 1)))',
@@ -85,7 +136,13 @@ describe('toWkb: every geometry type, read back by an independent reader', () =>
         type: 'GeometryCollection',
         geometries: [
           { type: 'Point', coordinates: [4, 6] },
-          { type: 'LineString', coordinates: [[4, 6], [7, 10]] },
+          {
+            type: 'LineString',
+            coordinates: [
+              [4, 6],
+              [7, 10],
+            ],
+          },
           { type: 'GeometryCollection', geometries: [{ type: 'Point', coordinates: [1, 1] }] },
         ],
       },
@@ -102,7 +159,17 @@ describe('toWkb: every geometry type, read back by an independent reader', () =>
   it('3D polygon', () => {
     const g = wkb('POLYGON Z ((0 0 1, 1 0 1, 1 1 1, 0 0 1))')
     expect(new DataView(g.buffer).getUint32(1, true)).toBe(1003)
-    expect(read(g)).toEqual({ type: 'Polygon', coordinates: [[[0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 0, 1]]] })
+    expect(read(g)).toEqual({
+      type: 'Polygon',
+      coordinates: [
+        [
+          [0, 0, 1],
+          [1, 0, 1],
+          [1, 1, 1],
+          [0, 0, 1],
+        ],
+      ],
+    })
   })
 
   it('WKT keywords are case-insensitive and whitespace is free', () => {
@@ -127,7 +194,19 @@ describe('toWkb: refusals', () => {
     expect(why('LINESTRING (1 2)')).toBe('a LineString has 1 point; 2 at least')
     expect(why('POLYGON ((0 0, 1 0, 0 0))')).toBe('a Polygon ring has 3 points; 4 at least')
     expect(why('POLYGON ((0 0, 1 0, 1 1, 0 1))')).toBe('a Polygon ring is not closed: its first and last points differ')
-    expect(why({ type: 'Polygon', coordinates: [[[0, 0], [1, 0], [1, 1], [0, 1]]] })).toBe('a Polygon ring is not closed: its first and last points differ')
+    expect(
+      why({
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 0],
+            [1, 1],
+            [0, 1],
+          ],
+        ],
+      }),
+    ).toBe('a Polygon ring is not closed: its first and last points differ')
     expect(why({ type: 'LineString', coordinates: [[0, 0]] })).toBe('a LineString has 1 point; 2 at least')
   })
 
@@ -142,8 +221,9 @@ describe('toWkb: refusals', () => {
 
   it('a CRS of its own', () => {
     expect(why('SRID=4326;POINT (1 2)')).toBe('EWKT with an SRID; send longitude/latitude in OGC:CRS84 without SRID')
-    expect(why({ type: 'Point', coordinates: [1, 2], crs: { type: 'name', properties: { name: 'EPSG:3857' } } }))
-      .toBe('has its own crs; send longitude/latitude in OGC:CRS84 without crs')
+    expect(why({ type: 'Point', coordinates: [1, 2], crs: { type: 'name', properties: { name: 'EPSG:3857' } } })).toBe(
+      'has its own crs; send longitude/latitude in OGC:CRS84 without crs',
+    )
   })
 
   it('malformed WKT', () => {

@@ -36,12 +36,14 @@ describe('parseLossless', () => {
 
 describe('stringifyLossless', () => {
   it('writes LosslessNumber and bigint with their exact digits', () => {
-    expect(stringifyLossless({ id: 9223372036854775807n, n: new LosslessNumber('0.1000000000000000055511151231257827'), neg: -9223372036854775808n }))
-      .toBe('{"id":9223372036854775807,"n":0.1000000000000000055511151231257827,"neg":-9223372036854775808}')
+    expect(stringifyLossless({ id: 9223372036854775807n, n: new LosslessNumber('0.1000000000000000055511151231257827'), neg: -9223372036854775808n })).toBe(
+      '{"id":9223372036854775807,"n":0.1000000000000000055511151231257827,"neg":-9223372036854775808}',
+    )
   })
 
   it('round-trips a metadata-like document byte for byte', () => {
-    const text = '{"format-version":2,"current-snapshot-id":8744736658442914487,"snapshots":[{"snapshot-id":8744736658442914487,"timestamp-ms":1515100955770}],"x":1.0}'
+    const text =
+      '{"format-version":2,"current-snapshot-id":8744736658442914487,"snapshots":[{"snapshot-id":8744736658442914487,"timestamp-ms":1515100955770}],"x":1.0}'
     expect(stringifyLossless(parseLossless(text))).toBe(text)
   })
 

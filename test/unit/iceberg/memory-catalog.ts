@@ -38,12 +38,24 @@ export class MemoryCatalog implements Catalog {
   /** When set, the time (ms) each snapshot committed from now on carries: a catalog clock the test sets. */
   snapshotClock: (() => number) | undefined
   constructor(readonly io: MemoryIO) {}
-  async listNamespaces() { return [['ns']] }
+  async listNamespaces() {
+    return [['ns']]
+  }
   async ensureNamespace() {}
-  async listTables() { return [this.current.identifier] }
-  async loadTable(_id: TableIdentifier) { return this.current }
+  async listTables() {
+    return [this.current.identifier]
+  }
+  async loadTable(_id: TableIdentifier) {
+    return this.current
+  }
   async createTable(namespace: string[], req: CreateTableRequest) {
-    const metadata = newTableMetadata({ location: LOC, schema: req.schema, partitionFields: req.partition, formatVersion: req.formatVersion ?? 2, properties: req.properties })
+    const metadata = newTableMetadata({
+      location: LOC,
+      schema: req.schema,
+      partitionFields: req.partition,
+      formatVersion: req.formatVersion ?? 2,
+      properties: req.properties,
+    })
     const metadataLocation = `${LOC}/metadata/00000.metadata.json`
     await this.io.write(metadataLocation, serializeMetadata(metadata))
     this.current = { identifier: { namespace, name: req.name }, metadataLocation, metadata, io: this.io }
@@ -72,8 +84,16 @@ export class MemoryCatalog implements Catalog {
 export async function partitionedTable(properties: Record<string, string> = {}, formatVersion: 2 | 3 = 2): Promise<MemoryCatalog> {
   const catalog = new MemoryCatalog(new MemoryIO())
   await catalog.createTable(['ns'], {
-    name: 't', formatVersion, properties, partition: [{ source: 'd', transform: 'identity' }],
-    schema: { fields: [{ id: 1, name: 'id', required: true, type: 'long' }, { id: 2, name: 'd', required: false, type: 'int' }] },
+    name: 't',
+    formatVersion,
+    properties,
+    partition: [{ source: 'd', transform: 'identity' }],
+    schema: {
+      fields: [
+        { id: 1, name: 'id', required: true, type: 'long' },
+        { id: 2, name: 'd', required: false, type: 'int' },
+      ],
+    },
   })
   return catalog
 }

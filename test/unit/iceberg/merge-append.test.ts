@@ -5,7 +5,16 @@
 import { describe, expect, it } from 'vitest'
 import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
 import { setPropertiesChange } from '../../../iceberg/transaction/changes.ts'
-import { ADDED, EXISTING, readManifest, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../../../iceberg/manifest/manifest.ts'
+import {
+  ADDED,
+  EXISTING,
+  readManifest,
+  readManifestList,
+  writeManifest,
+  writeManifestList,
+  type DataFile,
+  type ManifestFile,
+} from '../../../iceberg/manifest/manifest.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../../../iceberg/spec/metadata.ts'
 import { readLiveFiles } from '../../../iceberg/transaction/replace.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, planSnapshot } from '../../../iceberg/transaction/snapshot.ts'
@@ -14,11 +23,20 @@ import { packEnd, specAndSchema } from '../../../iceberg/transaction/manifest-me
 import { LOC, MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
 
 const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
-const int = (v: number) => { const b = new Uint8Array(4); new DataView(b.buffer).setInt32(0, v, true); return b }
-
+const int = (v: number) => {
+  const b = new Uint8Array(4)
+  new DataView(b.buffer).setInt32(0, v, true)
+  return b
+}
 
 let n = 0
-const file = (d: number, rows = 2): DataFile => ({ filePath: `${LOC}/data/f${n++}.parquet`, fileFormat: 'PARQUET', partition: { d }, recordCount: rows, fileSizeInBytes: 100 + rows })
+const file = (d: number, rows = 2): DataFile => ({
+  filePath: `${LOC}/data/f${n++}.parquet`,
+  fileFormat: 'PARQUET',
+  partition: { d },
+  recordCount: rows,
+  fileSizeInBytes: 100 + rows,
+})
 
 async function append(catalog: MemoryCatalog, files: DataFile[] = [file(n % 3)], table: LoadedTable = catalog.current) {
   return appendFiles(catalog, table, files, { retry: FAST })
@@ -31,14 +49,25 @@ async function listOf(t: LoadedTable): Promise<ManifestFile[]> {
 /** Every live file: path → what its entry says once inherited fields are filled in. */
 async function liveByPath(t: LoadedTable) {
   const files = await readLiveFiles(t)
-  return new Map(files.data.map(({ entry: e }) => [e.dataFile.filePath, { status: e.status, snapshotId: e.snapshotId, seq: e.sequenceNumber, fileSeq: e.fileSequenceNumber, firstRowId: e.dataFile.firstRowId ?? null }]))
+  return new Map(
+    files.data.map(({ entry: e }) => [
+      e.dataFile.filePath,
+      { status: e.status, snapshotId: e.snapshotId, seq: e.sequenceNumber, fileSeq: e.fileSequenceNumber, firstRowId: e.dataFile.firstRowId ?? null },
+    ]),
+  )
 }
 
 describe('packEnd (Java ListPacker, lookback 1, packed from the end)', () => {
   it('makes runs in order, the under-filled bin at the front; an oversized item gets a bin alone', () => {
-    expect(packEnd([5, 5, 5, 5], 10, (x) => x)).toEqual([[5, 5], [5, 5]])
+    expect(packEnd([5, 5, 5, 5], 10, (x) => x)).toEqual([
+      [5, 5],
+      [5, 5],
+    ])
     expect(packEnd(['a3', 'b9', 'c2', 'd2'], 10, (x) => Number(x.slice(1)))).toEqual([['a3'], ['b9'], ['c2', 'd2']])
-    expect(packEnd([1, 4, 4, 4], 8, (x) => x)).toEqual([[1, 4], [4, 4]])
+    expect(packEnd([1, 4, 4, 4], 8, (x) => x)).toEqual([
+      [1, 4],
+      [4, 4],
+    ])
     expect(packEnd([20, 1, 1], 10, (x) => x)).toEqual([[20], [1, 1]])
     expect(packEnd([], 10, (x: number) => x)).toEqual([])
   })
@@ -47,9 +76,13 @@ describe('packEnd (Java ListPacker, lookback 1, packed from the end)', () => {
 describe('mergeSettings', () => {
   it('defaults as Java (on, 100, 8 MiB); booleans as Boolean.parseBoolean; bad numbers fall back', () => {
     expect(mergeSettings({})).toEqual({ enabled: true, minCountToMerge: 100, targetSizeBytes: 8 * 1024 * 1024 })
-    expect(mergeSettings({ 'commit.manifest-merge.enabled': 'FALSE', 'commit.manifest.min-count-to-merge': '5', 'commit.manifest.target-size-bytes': '1024' }))
-      .toEqual({ enabled: false, minCountToMerge: 5, targetSizeBytes: 1024 })
-    expect(mergeSettings({ 'commit.manifest-merge.enabled': 'yes', 'commit.manifest.min-count-to-merge': 'x' })).toMatchObject({ enabled: false, minCountToMerge: 100 })
+    expect(
+      mergeSettings({ 'commit.manifest-merge.enabled': 'FALSE', 'commit.manifest.min-count-to-merge': '5', 'commit.manifest.target-size-bytes': '1024' }),
+    ).toEqual({ enabled: false, minCountToMerge: 5, targetSizeBytes: 1024 })
+    expect(mergeSettings({ 'commit.manifest-merge.enabled': 'yes', 'commit.manifest.min-count-to-merge': 'x' })).toMatchObject({
+      enabled: false,
+      minCountToMerge: 100,
+    })
   })
 })
 
@@ -81,8 +114,17 @@ describe('appendFiles merges manifests', () => {
     expect(list).toHaveLength(1)
     const [merged] = list
     expect(merged).toMatchObject({
-      content: 0, partitionSpecId: 0, addedSnapshotId: snapshotId, sequenceNumber: 100n, minSequenceNumber: 1n,
-      addedFilesCount: 1, existingFilesCount: 99, deletedFilesCount: 0, addedRowsCount: 5n, existingRowsCount: 198n, deletedRowsCount: 0n,
+      content: 0,
+      partitionSpecId: 0,
+      addedSnapshotId: snapshotId,
+      sequenceNumber: 100n,
+      minSequenceNumber: 1n,
+      addedFilesCount: 1,
+      existingFilesCount: 99,
+      deletedFilesCount: 0,
+      addedRowsCount: 5n,
+      existingRowsCount: 198n,
+      deletedRowsCount: 0n,
     })
     expect(merged.partitions).toEqual([{ containsNull: false, containsNan: false, lowerBound: int(0), upperBound: int(2) }])
 
@@ -99,7 +141,12 @@ describe('appendFiles merges manifests', () => {
 
     // The snapshot is an ordinary append.
     expect(currentSnapshot(table.metadata)!.summary).toMatchObject({
-      operation: 'append', 'added-data-files': '1', 'added-records': '5', 'total-data-files': '100', 'total-records': '203', 'changed-partition-count': '1',
+      operation: 'append',
+      'added-data-files': '1',
+      'added-records': '5',
+      'total-data-files': '100',
+      'total-records': '203',
+      'changed-partition-count': '1',
     })
 
     // Next append: the new manifest stands beside the merged one again.
@@ -134,7 +181,10 @@ describe('appendFiles merges manifests', () => {
     const lengths = old.map((m) => Number(m.manifestLength))
     const target = 3 * Math.max(...lengths) + 2
     expect(4 * Math.min(...lengths)).toBeGreaterThan(target)
-    const change = setPropertiesChange(catalog.current.metadata, { 'commit.manifest-merge.enabled': 'true', 'commit.manifest.target-size-bytes': String(target) })
+    const change = setPropertiesChange(catalog.current.metadata, {
+      'commit.manifest-merge.enabled': 'true',
+      'commit.manifest.target-size-bytes': String(target),
+    })
     await catalog.commitTable(catalog.current, change.requirements, change.updates)
 
     const { table, snapshotId } = await append(catalog, [file(1)])
@@ -155,10 +205,31 @@ describe('appendFiles merges manifests', () => {
     const base = catalog.current.metadata
     const plan = planSnapshot(base)
     const uuid = crypto.randomUUID()
-    const deleteFile: DataFile = { content: 1, filePath: `${LOC}/data/pos-del.parquet`, fileFormat: 'PARQUET', partition: { d: 1 }, recordCount: 1, fileSizeInBytes: 10 }
-    const dm = await writeManifest({ formatVersion: 2, schema: currentSchema(base), spec: defaultSpec(base), snapshotId: plan.snapshotId, manifestPath: manifestLocation(base, uuid, 0), entries: [{ dataFile: deleteFile }], content: 'deletes' })
+    const deleteFile: DataFile = {
+      content: 1,
+      filePath: `${LOC}/data/pos-del.parquet`,
+      fileFormat: 'PARQUET',
+      partition: { d: 1 },
+      recordCount: 1,
+      fileSizeInBytes: 10,
+    }
+    const dm = await writeManifest({
+      formatVersion: 2,
+      schema: currentSchema(base),
+      spec: defaultSpec(base),
+      snapshotId: plan.snapshotId,
+      manifestPath: manifestLocation(base, uuid, 0),
+      entries: [{ dataFile: deleteFile }],
+      content: 'deletes',
+    })
     await catalog.io.write(dm.manifest.manifestPath, dm.bytes)
-    const list = await writeManifestList({ formatVersion: 2, snapshotId: plan.snapshotId, parentSnapshotId: plan.parentSnapshotId, sequenceNumber: plan.sequenceNumber, manifests: [dm.manifest, ...(await listOf(catalog.current))] })
+    const list = await writeManifestList({
+      formatVersion: 2,
+      snapshotId: plan.snapshotId,
+      parentSnapshotId: plan.parentSnapshotId,
+      sequenceNumber: plan.sequenceNumber,
+      manifests: [dm.manifest, ...(await listOf(catalog.current))],
+    })
     const listPath = manifestListLocation(base, plan.snapshotId, uuid)
     await catalog.io.write(listPath, list.bytes)
     const change = commitChanges(base, appendSnapshot(plan, { manifestList: listPath, summary: { operation: 'delete' } }))
@@ -185,8 +256,15 @@ describe('appendFiles merges manifests', () => {
     expect(await listOf(table)).toHaveLength(1)
     const after = await liveByPath(table)
     for (const [path, e] of before) expect(after.get(path)!.firstRowId).toBe(e.firstRowId)
-    const ranges = [...(await readLiveFiles(table)).data].map(({ entry: e }) => [e.dataFile.firstRowId!, e.dataFile.firstRowId! + BigInt(e.dataFile.recordCount)] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1))
-    expect(ranges).toEqual([[0n, 2n], [2n, 5n], [5n, 9n], [9n, 10n]])
+    const ranges = [...(await readLiveFiles(table)).data]
+      .map(({ entry: e }) => [e.dataFile.firstRowId!, e.dataFile.firstRowId! + BigInt(e.dataFile.recordCount)] as const)
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+    expect(ranges).toEqual([
+      [0n, 2n],
+      [2n, 5n],
+      [5n, 9n],
+      [9n, 10n],
+    ])
     for (let i = 1; i < ranges.length; i++) expect(ranges[i][0]).toBeGreaterThanOrEqual(ranges[i - 1][1])
     expect(table.metadata['next-row-id']).toBeGreaterThanOrEqual(10n)
   })
@@ -202,7 +280,10 @@ describe('appendFiles merges manifests', () => {
     const { table } = await appendFiles(catalog, stale, [added], { retry: FAST, commitUuid })
     expect(catalog.conflicts).toBe(1)
     const list = await listOf(table)
-    expect(list.map((m) => [m.addedFilesCount, m.existingFilesCount])).toEqual([[1, 0], [1, 2]])
+    expect(list.map((m) => [m.addedFilesCount, m.existingFilesCount])).toEqual([
+      [1, 0],
+      [1, 2],
+    ])
     // attempt 1 wrote a merged manifest (m1) for the stale base; it is gone, m0 stays
     expect([...catalog.io.files.keys()].filter((p) => p.includes(`${commitUuid}-m`))).toEqual([`${LOC}/metadata/${commitUuid}-m0.avro`])
     expect((await liveByPath(table)).size).toBe(4)

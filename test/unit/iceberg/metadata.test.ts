@@ -1,8 +1,6 @@
 import { LosslessNumber } from 'lossless-json'
 import { describe, expect, it } from 'vitest'
-import {
-  currentSnapshot, newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata,
-} from '../../../iceberg/spec/metadata.ts'
+import { currentSnapshot, newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../../../iceberg/spec/metadata.ts'
 import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, newSnapshotId, planSnapshot } from '../../../iceberg/transaction/snapshot.ts'
 import { applyUpdates, requirementFailure } from '../../../iceberg/spec/updates.ts'
 
@@ -10,7 +8,8 @@ const MAX = '9223372036854775807'
 
 // A v2 metadata file as Java writes it, plus fields we do not model (top level, in a snapshot,
 // in a schema field) carrying numbers JSON.parse would corrupt.
-const v2 = `{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://bucket/wh/ns/t",` +
+const v2 =
+  `{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://bucket/wh/ns/t",` +
   `"last-sequence-number":34,"last-updated-ms":1602638573590,"last-column-id":3,"current-schema-id":1,` +
   `"schemas":[{"type":"struct","schema-id":0,"fields":[{"id":1,"name":"x","required":true,"type":"long"}]},` +
   `{"type":"struct","schema-id":1,"identifier-field-ids":[1],"fields":[{"id":1,"name":"x","required":true,"type":"long","initial-default":${MAX}},` +
@@ -43,7 +42,8 @@ describe('table metadata JSON', () => {
   })
 
   it('reads v1 metadata into the v2 shape', () => {
-    const v1 = `{"format-version":1,"table-uuid":"u","location":"s3://b/t","last-updated-ms":1,"last-column-id":1,` +
+    const v1 =
+      `{"format-version":1,"table-uuid":"u","location":"s3://b/t","last-updated-ms":1,"last-column-id":1,` +
       `"schema":{"type":"struct","fields":[{"id":1,"name":"x","required":true,"type":"long"}]},"partition-spec":[],"properties":{},"current-snapshot-id":-1}`
     const m = parseMetadata(v1)
     expect(m.schemas).toHaveLength(1)
@@ -72,7 +72,19 @@ describe('newTableMetadata', () => {
         fields: [
           { id: 0, name: 'ts', required: true, type: 'timestamptz' },
           { id: 0, name: 'tags', required: false, type: { type: 'list', 'element-id': 0, element: 'string', 'element-required': false } },
-          { id: 0, name: 'attrs', required: false, type: { type: 'map', 'key-id': 0, key: 'string', 'value-id': 0, value: { type: 'struct', fields: [{ id: 0, name: 'v', required: false, type: 'long' }] }, 'value-required': false } },
+          {
+            id: 0,
+            name: 'attrs',
+            required: false,
+            type: {
+              type: 'map',
+              'key-id': 0,
+              key: 'string',
+              'value-id': 0,
+              value: { type: 'struct', fields: [{ id: 0, name: 'v', required: false, type: 'long' }] },
+              'value-required': false,
+            },
+          },
           { id: 0, name: 'n', required: false, type: 'long' },
         ],
       },
@@ -95,10 +107,13 @@ describe('newTableMetadata', () => {
 })
 
 describe('fast append snapshots and applyUpdates', () => {
-  const base = () => newTableMetadata({
-    location: 's3://b/t', formatVersion: 3, lastUpdatedMs: 1000,
-    schema: { fields: [{ id: 1, name: 'ts', required: false, type: 'timestamptz' }] },
-  })
+  const base = () =>
+    newTableMetadata({
+      location: 's3://b/t',
+      formatVersion: 3,
+      lastUpdatedMs: 1000,
+      schema: { fields: [{ id: 1, name: 'ts', required: false, type: 'timestamptz' }] },
+    })
 
   function append(m: TableMetadata, rows: number, props: Record<string, string> = {}) {
     const plan = planSnapshot(m, { timestampMs: 2000 })
@@ -121,9 +136,18 @@ describe('fast append snapshots and applyUpdates', () => {
     expect(first.snapshot['parent-snapshot-id']).toBeUndefined()
     expect(first.snapshot['manifest-list']).toBe(`s3://b/t/metadata/snap-${first.plan.snapshotId}-0-uuid.avro`)
     expect(first.snapshot.summary).toEqual({
-      operation: 'append', 'lakehousebox.sink.id': 's1', 'added-data-files': '1', 'added-records': '10', 'added-files-size': '100',
-      'changed-partition-count': '1', 'total-records': '10', 'total-files-size': '100', 'total-data-files': '1',
-      'total-delete-files': '0', 'total-position-deletes': '0', 'total-equality-deletes': '0',
+      operation: 'append',
+      'lakehousebox.sink.id': 's1',
+      'added-data-files': '1',
+      'added-records': '10',
+      'added-files-size': '100',
+      'changed-partition-count': '1',
+      'total-records': '10',
+      'total-files-size': '100',
+      'total-data-files': '1',
+      'total-delete-files': '0',
+      'total-position-deletes': '0',
+      'total-equality-deletes': '0',
     })
     expect(first.requirements).toEqual([
       { type: 'assert-table-uuid', uuid: m0['table-uuid'] },
@@ -166,13 +190,28 @@ describe('fast append snapshots and applyUpdates', () => {
   })
 
   it('applies schema, property and location updates', () => {
-    const m = applyUpdates(base(), [
-      { action: 'add-schema', schema: { type: 'struct', 'schema-id': 1, fields: [{ id: 1, name: 'ts', required: false, type: 'timestamptz' }, { id: 2, name: 'n', required: false, type: 'long', doc: 'count' }] }, 'last-column-id': 2 },
-      { action: 'set-current-schema', 'schema-id': -1 },
-      { action: 'set-properties', updates: { comment: 'events', a: '1' } },
-      { action: 'remove-properties', removals: ['a'] },
-      { action: 'set-location', location: 's3://b/t2/' },
-    ], { now: 4000 })
+    const m = applyUpdates(
+      base(),
+      [
+        {
+          action: 'add-schema',
+          schema: {
+            type: 'struct',
+            'schema-id': 1,
+            fields: [
+              { id: 1, name: 'ts', required: false, type: 'timestamptz' },
+              { id: 2, name: 'n', required: false, type: 'long', doc: 'count' },
+            ],
+          },
+          'last-column-id': 2,
+        },
+        { action: 'set-current-schema', 'schema-id': -1 },
+        { action: 'set-properties', updates: { comment: 'events', a: '1' } },
+        { action: 'remove-properties', removals: ['a'] },
+        { action: 'set-location', location: 's3://b/t2/' },
+      ],
+      { now: 4000 },
+    )
     expect(m['current-schema-id']).toBe(1)
     expect(m['last-column-id']).toBe(2)
     expect(m.properties).toEqual({ comment: 'events' })

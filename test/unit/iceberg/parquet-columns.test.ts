@@ -34,7 +34,19 @@ const bigBelow = (max: bigint) => {
 const bytesOf = (n: number) => Uint8Array.from({ length: n }, () => int32() & 0xff)
 const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]
 
-const WORDS = ['', 'a', 'ü', '😀', '\u0000', 'abcdefghijklmnopqrstuvwxyz', 'x'.repeat(100), 'héllo ✓ 𝄞 longer than sixteen', '\uFEFFbom', 'zzzz\u{10FFFF}\u{10FFFF}', 'ÿ'.repeat(20)]
+const WORDS = [
+  '',
+  'a',
+  'ü',
+  '😀',
+  '\u0000',
+  'abcdefghijklmnopqrstuvwxyz',
+  'x'.repeat(100),
+  'héllo ✓ 𝄞 longer than sixteen',
+  '\uFEFFbom',
+  'zzzz\u{10FFFF}\u{10FFFF}',
+  'ÿ'.repeat(20),
+]
 
 /** Edge values first (in this order), then random ones. */
 const GEN: Record<string, { type: string; edges: Value[]; random: () => Value }> = {
@@ -42,10 +54,15 @@ const GEN: Record<string, { type: string; edges: Value[]; random: () => Value }>
   int: { type: 'int', edges: [INT_MIN, INT_MAX, 0, -1], random: int32 },
   long: { type: 'long', edges: [MIN, MAX, 0n, -1n, 4294967296n, -4294967296n], random: int64 },
   float: {
-    type: 'float', edges: [NaN, Infinity, -Infinity, -0, 0, 3.4028234663852886e38, -3.4028234663852886e38, 1.401298464324817e-45],
+    type: 'float',
+    edges: [NaN, Infinity, -Infinity, -0, 0, 3.4028234663852886e38, -3.4028234663852886e38, 1.401298464324817e-45],
     random: () => Math.fround((rnd() - 0.5) * 1e6),
   },
-  double: { type: 'double', edges: [NaN, -Infinity, Infinity, -0, 0, Number.MAX_VALUE, Number.MIN_VALUE, -Number.MAX_VALUE], random: () => (rnd() - 0.5) * 1e12 },
+  double: {
+    type: 'double',
+    edges: [NaN, -Infinity, Infinity, -0, 0, Number.MAX_VALUE, Number.MIN_VALUE, -Number.MAX_VALUE],
+    random: () => (rnd() - 0.5) * 1e12,
+  },
   dec9: { type: 'decimal(9, 2)', edges: [999999999n, -999999999n, 0n, -1n], random: () => bigBelow(999999999n) },
   dec18: { type: 'decimal(18, 4)', edges: [10n ** 18n - 1n, 1n - 10n ** 18n, 0n, 1n], random: () => bigBelow(10n ** 18n - 1n) },
   dec38: { type: 'decimal(38, 10)', edges: [10n ** 38n - 1n, 1n - 10n ** 38n, 0n, -1n, 128n, -129n], random: () => bigBelow(10n ** 38n - 1n) },
@@ -59,7 +76,8 @@ const GEN: Record<string, { type: string; edges: Value[]; random: () => Value }>
   u: { type: 'uuid', edges: [new Uint8Array(16), new Uint8Array(16).fill(255)], random: () => bytesOf(16) },
   fx: { type: 'fixed[3]', edges: [Uint8Array.of(0, 0, 0), Uint8Array.of(255, 255, 255), Uint8Array.of(128, 0, 0)], random: () => bytesOf(3) },
   bin: {
-    type: 'binary', edges: [new Uint8Array(0), new Uint8Array(40).fill(255), Uint8Array.of(0xef, 0xbb, 0xbf), bytesOf(200)],
+    type: 'binary',
+    edges: [new Uint8Array(0), new Uint8Array(40).fill(255), Uint8Array.of(0xef, 0xbb, 0xbf), bytesOf(200)],
     random: () => bytesOf(Math.floor(rnd() * 80)),
   },
 }
@@ -135,7 +153,7 @@ describe('ColumnFileWriter: every flat type', async () => {
   const zstd = await loadZstd()
   const rows = flatRows(3000, 0.2)
 
-  it('reads back exactly, over several row groups and pages, with the row writer\'s metrics and footer statistics', async () => {
+  it("reads back exactly, over several row groups and pages, with the row writer's metrics and footer statistics", async () => {
     const { bytes, metrics } = writeColumns(flatSchema, groupsOf(rows, 1000), { compression: zstd, pageSize: 1024 })
     expect(await readDataFile(bytes, flatSchema)).toEqual(rows)
 
@@ -168,7 +186,12 @@ describe('ColumnFileWriter: every flat type', async () => {
     const some = rows.slice(0, 1200)
     const old = writeDataFile(flatSchema, some)
     const groups = [some.slice(0, 1), some.slice(1, 700), some.slice(700)]
-    for (const [compression, delta] of [['uncompressed', true], ['snappy', false], [zstd, true], [gzip, false]] as const) {
+    for (const [compression, delta] of [
+      ['uncompressed', true],
+      ['snappy', false],
+      [zstd, true],
+      [gzip, false],
+    ] as const) {
       const { bytes, metrics } = writeColumns(flatSchema, groups, { compression, pageSize: 700, delta, alwaysPresent: true }, [0, 1, 499, 3])
       expect(await readDataFile(bytes, flatSchema)).toEqual(some)
       expect({ ...encodingFree(metrics), rowGroups: 0 }).toEqual({ ...encodingFree(old.metrics), rowGroups: 0 })
@@ -192,7 +215,11 @@ describe('ColumnFileWriter: every flat type', async () => {
   it('all-null and no-null optional columns; a column a batch lacks is null there', async () => {
     const nulls = flatRows(300, 1)
     const full = flatRows(300, 0)
-    for (const [data, opts] of [[nulls, {}], [full, {}], [full, { alwaysPresent: true }]] as const) {
+    for (const [data, opts] of [
+      [nulls, {}],
+      [full, {}],
+      [full, { alwaysPresent: true }],
+    ] as const) {
       const { bytes, metrics } = writeColumns(flatSchema, [data], { ...opts, compression: zstd, pageSize: 128 })
       expect(await readDataFile(bytes, flatSchema)).toEqual(data)
       expect(encodingFree(metrics)).toEqual(encodingFree(writeDataFile(flatSchema, data, { compression: zstd }).metrics))
@@ -224,10 +251,22 @@ describe('ColumnFileWriter: every flat type', async () => {
     const batch = rowsToBatch(flatSchema, one)
     const id = (name: string) => FLAT_FIELDS.find((f) => f.name === name)!.id
     const bad = (name: string, data: any) => ({ rows: 5, columns: new Map([...batch.columns, [id(name), data]]) })
-    expect(() => w.writeRowGroup([bad('r_long', { kind: 'flat', present: null, count: 5, data: { physical: 'INT32', values: new Int32Array(5) } })])).toThrow(ColumnDataError)
-    expect(() => w.writeRowGroup([bad('r_long', { kind: 'flat', present: Uint8Array.of(1, 0, 1, 1, 1), count: 4, data: { physical: 'INT64', values: new BigInt64Array(4) } })])).toThrow(/required/)
-    expect(() => w.writeRowGroup([bad('o_long', { kind: 'flat', present: null, count: 4, data: { physical: 'INT64', values: new BigInt64Array(4) } })])).toThrow(ColumnDataError)
-    expect(() => w.writeRowGroup([bad('o_fx', { kind: 'flat', present: null, count: 5, data: { physical: 'FIXED_LEN_BYTE_ARRAY', width: 4, bytes: new Uint8Array(20) } })])).toThrow(/width/)
+    expect(() => w.writeRowGroup([bad('r_long', { kind: 'flat', present: null, count: 5, data: { physical: 'INT32', values: new Int32Array(5) } })])).toThrow(
+      ColumnDataError,
+    )
+    expect(() =>
+      w.writeRowGroup([
+        bad('r_long', { kind: 'flat', present: Uint8Array.of(1, 0, 1, 1, 1), count: 4, data: { physical: 'INT64', values: new BigInt64Array(4) } }),
+      ]),
+    ).toThrow(/required/)
+    expect(() =>
+      w.writeRowGroup([bad('o_long', { kind: 'flat', present: null, count: 4, data: { physical: 'INT64', values: new BigInt64Array(4) } })]),
+    ).toThrow(ColumnDataError)
+    expect(() =>
+      w.writeRowGroup([
+        bad('o_fx', { kind: 'flat', present: null, count: 5, data: { physical: 'FIXED_LEN_BYTE_ARRAY', width: 4, bytes: new Uint8Array(20) } }),
+      ]),
+    ).toThrow(/width/)
     const missing = { rows: 5, columns: new Map([...batch.columns].filter(([k]) => k !== id('r_int'))) }
     expect(() => w.writeRowGroup([missing])).toThrow(/required and missing/)
     const nested = { rows: 5, columns: new Map([...batch.columns, [id('r_s'), { kind: 'values' as const, values: [] }]]) }
@@ -245,7 +284,9 @@ describe('ColumnFileWriter: every flat type', async () => {
 // ---- nested and geometry columns mixed with flat ones ----
 
 const everySchema: Schema = {
-  type: 'struct', 'schema-id': 0, fields: [
+  type: 'struct',
+  'schema-id': 0,
+  fields: [
     ...EVERY_TYPE_FIELDS,
     { id: 32, name: 'geog', required: false, type: 'geography(OGC:CRS84, karney)' },
     { id: 33, name: 'geo2', required: false, type: 'geometry(EPSG:3857)' },
@@ -255,15 +296,38 @@ const uuid = Uint8Array.from([0xf7, 0x9c, 0x3e, 0x09, 0x67, 0x7c, 0x4b, 0xbd, 0x
 const everyRows: Row[] = Array.from({ length: 400 }, (_, i): Row => {
   const n = i % 7 === 3
   return {
-    b: n ? null : i % 2 === 0, i: i - 200, l: n ? null : BigInt(i) * 1_000_000_007n - MAX / 2n, f: n ? null : Math.fround(i / 3),
-    d: i === 5 ? NaN : i === 6 ? -0 : n ? null : i * 1.5, dec38: n ? null : BigInt(i) * 10n ** 30n - 7n, dec9: n ? null : BigInt(i - 100),
-    dec18: n ? null : BigInt(i) * 10n ** 15n, dt: n ? null : 19000 + i, t: n ? null : BigInt(i) * 1_000_000n,
-    ts: n ? null : 1_700_000_000_000_000n + BigInt(i), tstz: BigInt(i) * 3_600_000_000n, tsns: n ? null : BigInt(i) - 5n, tstzns: n ? null : -BigInt(i),
-    s: n ? null : `row ${i} ${'ü'.repeat(i % 20)}`, u: n ? null : i % 2 ? uuid : new Uint8Array(16).fill(i), fx: n ? null : Uint8Array.of(i, 0, 0, 255 - i),
-    bin: n ? null : bytesOf(i % 30), geo: n ? null : wkbPoint(i, -i), st: i % 5 === 0 ? null : { a: i, z: i % 3 ? `z${i}` : null },
-    tags: i % 4 === 0 ? null : i % 4 === 1 ? [] : [BigInt(i), null, MAX], attrs: i % 6 === 0 ? null : [['k', i * 0.5], [`k${i}`, null]],
-    nothing: null, points: i % 9 === 0 ? null : Array.from({ length: i % 4 }, (_, x) => ({ x: x - i })),
-    geog: n ? null : wkbPoint(-122.5, 37.75), geo2: i % 2 ? wkbPoint(i, i) : null,
+    b: n ? null : i % 2 === 0,
+    i: i - 200,
+    l: n ? null : BigInt(i) * 1_000_000_007n - MAX / 2n,
+    f: n ? null : Math.fround(i / 3),
+    d: i === 5 ? NaN : i === 6 ? -0 : n ? null : i * 1.5,
+    dec38: n ? null : BigInt(i) * 10n ** 30n - 7n,
+    dec9: n ? null : BigInt(i - 100),
+    dec18: n ? null : BigInt(i) * 10n ** 15n,
+    dt: n ? null : 19000 + i,
+    t: n ? null : BigInt(i) * 1_000_000n,
+    ts: n ? null : 1_700_000_000_000_000n + BigInt(i),
+    tstz: BigInt(i) * 3_600_000_000n,
+    tsns: n ? null : BigInt(i) - 5n,
+    tstzns: n ? null : -BigInt(i),
+    s: n ? null : `row ${i} ${'ü'.repeat(i % 20)}`,
+    u: n ? null : i % 2 ? uuid : new Uint8Array(16).fill(i),
+    fx: n ? null : Uint8Array.of(i, 0, 0, 255 - i),
+    bin: n ? null : bytesOf(i % 30),
+    geo: n ? null : wkbPoint(i, -i),
+    st: i % 5 === 0 ? null : { a: i, z: i % 3 ? `z${i}` : null },
+    tags: i % 4 === 0 ? null : i % 4 === 1 ? [] : [BigInt(i), null, MAX],
+    attrs:
+      i % 6 === 0
+        ? null
+        : [
+            ['k', i * 0.5],
+            [`k${i}`, null],
+          ],
+    nothing: null,
+    points: i % 9 === 0 ? null : Array.from({ length: i % 4 }, (_, x) => ({ x: x - i })),
+    geog: n ? null : wkbPoint(-122.5, 37.75),
+    geo2: i % 2 ? wkbPoint(i, i) : null,
   }
 })
 
@@ -295,7 +359,12 @@ describe('ColumnFileWriter: nested and geometry columns mixed with flat ones', a
     given.forEach((g, i) => (offsets[i + 1] = offsets[i] + g.length))
     const bytesAll = new Uint8Array(offsets[given.length])
     given.forEach((g, i) => bytesAll.set(g, offsets[i]))
-    batch.columns.set(19, { kind: 'flat', present: Uint8Array.from(geo, (g) => (g ? 1 : 0)), count: given.length, data: { physical: 'BYTE_ARRAY', offsets, bytes: bytesAll } })
+    batch.columns.set(19, {
+      kind: 'flat',
+      present: Uint8Array.from(geo, (g) => (g ? 1 : 0)),
+      count: given.length,
+      data: { physical: 'BYTE_ARRAY', offsets, bytes: bytesAll },
+    })
     const w = new ColumnFileWriter(everySchema, { compression: zstd })
     w.writeRowGroup([batch])
     const { bytes, metrics } = w.finish()

@@ -95,9 +95,9 @@ describe('definition levels (RLE/bit-packed hybrid, width 1)', () => {
     'all present': () => 1,
     'all null': () => 0,
     random: () => (rnd() < 0.3 ? 0 : 1),
-    'long runs': (i) => (Math.floor(i / 37) % 2),
-    'runs of 8': (i) => (Math.floor(i / 8) % 2),
-    'runs of 7': (i) => (Math.floor(i / 7) % 2),
+    'long runs': (i) => Math.floor(i / 37) % 2,
+    'runs of 8': (i) => Math.floor(i / 8) % 2,
+    'runs of 7': (i) => Math.floor(i / 7) % 2,
     'a run starting mid-group': (i) => (i < 3 ? i % 2 : 1),
   }
   it.each(Object.keys(shapes))('%s', (shape) => {
@@ -116,7 +116,7 @@ describe('definition levels (RLE/bit-packed hybrid, width 1)', () => {
 
 describe('PLAIN', () => {
   it('booleans bit-packed; byte arrays with lengths, short and long, from a sub-range', () => {
-    const bools = Uint8Array.from({ length: 21 }, (_, i) => (i * 7) % 3 === 0 ? 1 : 0)
+    const bools = Uint8Array.from({ length: 21 }, (_, i) => ((i * 7) % 3 === 0 ? 1 : 0))
     const out = new Bytes(2)
     writePlain(out, { physical: 'BOOLEAN', values: bools }, 2, 19)
     expect(Array.from(readPlain(reader(out.bytes()), 'BOOLEAN', 17, undefined) as boolean[], Number)).toEqual(Array.from(bools.subarray(2, 19)))

@@ -35,11 +35,9 @@ const bytesOf = (n: number) => Uint8Array.from({ length: n }, () => int32() & 0x
 const WORDS = ['', 'a', 'ü', '😀', '\u0000', 'x'.repeat(100), '\uFEFFbom', 'héllo ✓ 𝄞']
 
 const schema: Schema = {
-  type: 'struct', 'schema-id': 0, fields: [
-    ...EVERY_TYPE_FIELDS,
-    { id: 40, name: 'dec18b', required: false, type: 'decimal(18, 0)' },
-    { id: 41, name: 'k', required: true, type: 'long' },
-  ],
+  type: 'struct',
+  'schema-id': 0,
+  fields: [...EVERY_TYPE_FIELDS, { id: 40, name: 'dec18b', required: false, type: 'decimal(18, 0)' }, { id: 41, name: 'k', required: true, type: 'long' }],
 }
 
 /** Row r: edge values in the first rows, nulls in runs and alone, repeats (for dictionaries). */
@@ -47,15 +45,32 @@ function row(r: number): Row {
   const nul = (rate: number) => rnd() < rate || (r % 97 >= 40 && r % 97 < 60)
   const opt = <T extends Value>(v: T, rate = 0.15): T | null => (nul(rate) ? null : v)
   return {
-    b: opt(rnd() < 0.5), i: r < 2 ? [-2147483648, 2147483647][r] : int32(), l: opt(r < 3 ? [MIN, MAX, -1n][r] : int64()),
-    f: opt([NaN, -0, Infinity, Math.fround(rnd())][r % 4]), d: opt([NaN, -0, -Infinity, rnd() * 1e12][r % 4]),
-    dec38: opt(r % 5 === 0 ? 10n ** 38n - 1n : BigInt(int32()) * 10n ** 20n), dec9: opt(BigInt(int32() % 999999999)),
-    dec18: opt(r % 7 === 0 ? 1n - 10n ** 18n : int64() % 10n ** 18n), dt: opt(int32() % 3_000_000), t: opt(BigInt(r) * 1_000_000n),
-    ts: opt(1_700_000_000_000_000n + BigInt(r) * 1_000_003n), tstz: r % 11 === 0 ? MIN : int64(), tsns: opt(int64()), tstzns: opt(BigInt(r) - 5n),
-    s: opt(WORDS[r % WORDS.length] + (r % 3 ? String(r % 50) : '')), u: opt(bytesOf(16)), fx: opt(bytesOf(4)),
-    bin: opt(bytesOf(r % 70)), geo: opt(wkbPoint(r, -r), 0.5), st: opt({ a: r, z: opt('z' + r) }),
-    tags: opt([int64(), null]), attrs: opt([['k' + (r % 4), opt(rnd())]]), nothing: null, points: opt([{ x: r }]),
-    dec18b: opt(BigInt(r % 13) - 6n), k: BigInt(r % 500),
+    b: opt(rnd() < 0.5),
+    i: r < 2 ? [-2147483648, 2147483647][r] : int32(),
+    l: opt(r < 3 ? [MIN, MAX, -1n][r] : int64()),
+    f: opt([NaN, -0, Infinity, Math.fround(rnd())][r % 4]),
+    d: opt([NaN, -0, -Infinity, rnd() * 1e12][r % 4]),
+    dec38: opt(r % 5 === 0 ? 10n ** 38n - 1n : BigInt(int32()) * 10n ** 20n),
+    dec9: opt(BigInt(int32() % 999999999)),
+    dec18: opt(r % 7 === 0 ? 1n - 10n ** 18n : int64() % 10n ** 18n),
+    dt: opt(int32() % 3_000_000),
+    t: opt(BigInt(r) * 1_000_000n),
+    ts: opt(1_700_000_000_000_000n + BigInt(r) * 1_000_003n),
+    tstz: r % 11 === 0 ? MIN : int64(),
+    tsns: opt(int64()),
+    tstzns: opt(BigInt(r) - 5n),
+    s: opt(WORDS[r % WORDS.length] + (r % 3 ? String(r % 50) : '')),
+    u: opt(bytesOf(16)),
+    fx: opt(bytesOf(4)),
+    bin: opt(bytesOf(r % 70)),
+    geo: opt(wkbPoint(r, -r), 0.5),
+    st: opt({ a: r, z: opt('z' + r) }),
+    tags: opt([int64(), null]),
+    attrs: opt([['k' + (r % 4), opt(rnd())]]),
+    nothing: null,
+    points: opt([{ x: r }]),
+    dec18b: opt(BigInt(r % 13) - 6n),
+    k: BigInt(r % 500),
   }
 }
 const ROWS = Array.from({ length: 2500 }, (_, r) => row(r))
@@ -84,11 +99,18 @@ describe('readColumns: the same rows as readDataFile', async () => {
   const gzip = { codec: 'gzip' as const, compress: (b: Uint8Array) => new Uint8Array(gzipSync(b)) }
 
   it('row writer files (dictionary pages), every codec, row groups of 1 to all rows', async () => {
-    for (const [compression, rowGroupSize] of [['uncompressed', 1], ['snappy', 7], [zstd, 1000], [gzip, 5000]] as const) {
+    for (const [compression, rowGroupSize] of [
+      ['uncompressed', 1],
+      ['snappy', 7],
+      [zstd, 1000],
+      [gzip, 5000],
+    ] as const) {
       const rows = rowGroupSize === 1 ? ROWS.slice(0, 30) : ROWS
       const bytes = writeDataFile(schema, rows, { compression, rowGroupSize, pageSize: 512 }).bytes
       const batches = await expectSameAsRows(bytes)
-      expect(batches.map((b) => b.rows)).toEqual(Array.from({ length: Math.ceil(rows.length / rowGroupSize) }, (_, i) => Math.min(rowGroupSize, rows.length - i * rowGroupSize)))
+      expect(batches.map((b) => b.rows)).toEqual(
+        Array.from({ length: Math.ceil(rows.length / rowGroupSize) }, (_, i) => Math.min(rowGroupSize, rows.length - i * rowGroupSize)),
+      )
     }
     const back = await readColumns(writeDataFile(schema, ROWS).bytes, schema)
     expect(back[0].columns.get(19)!.kind).toBe('values') // geometry stays Values
@@ -96,7 +118,11 @@ describe('readColumns: the same rows as readDataFile', async () => {
   })
 
   it('ColumnFileWriter files (PLAIN and delta pages), with the exact original rows', async () => {
-    for (const [delta, compression] of [[true, zstd], [false, 'snappy'], [true, 'uncompressed']] as const) {
+    for (const [delta, compression] of [
+      [true, zstd],
+      [false, 'snappy'],
+      [true, 'uncompressed'],
+    ] as const) {
       const bytes = columnWriterFile(ROWS, [1, 999, 1500], { delta, compression, pageSize: 700 })
       await expectSameAsRows(bytes)
       expect((await readColumns(bytes, schema)).flatMap((b) => columnsToRows(schema, b))).toEqual(ROWS)
@@ -107,7 +133,8 @@ describe('readColumns: the same rows as readDataFile', async () => {
     const bytes = columnWriterFile(ROWS, [2500])
     await expectSameAsRows(bytes, schema, ['k', 's', 'attrs'])
     const evolved: Schema = {
-      ...schema, fields: [
+      ...schema,
+      fields: [
         ...schema.fields,
         { id: 50, name: 'added', required: false, type: 'string' },
         { id: 51, name: 'dflt', required: false, type: 'long', 'initial-default': 42 } as NestedField,
@@ -210,7 +237,10 @@ describe('dropRows and KeySet', async () => {
       // the keys as a roll has them: Values appended to builders
       const builders = buildersFor(fields, chosen.length)
       for (const r of chosen) fields.forEach((f, i) => builders[i].appendValue(r[f.name]))
-      const set = new KeySet(fields.map((f) => f.id), finishBatch(fields, builders, chosen.length))
+      const set = new KeySet(
+        fields.map((f) => f.id),
+        finishBatch(fields, builders, chosen.length),
+      )
       const wanted = new Set(chosen.map((r) => keyOf(r, key)))
       const mask = new Uint8Array(rows.length)
       let from = 0

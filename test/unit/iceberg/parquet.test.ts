@@ -7,8 +7,16 @@ import type { Row, Schema } from '../../../iceberg/spec/types.ts'
 import { EVERY_TYPE_FIELDS, wkbPoint } from './every-type.ts'
 
 const hex = (b: Uint8Array | undefined) => (b === undefined ? undefined : Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(' '))
-const le64 = (v: bigint) => { const b = new Uint8Array(8); new DataView(b.buffer).setBigInt64(0, v, true); return b }
-const le32 = (v: number) => { const b = new Uint8Array(4); new DataView(b.buffer).setInt32(0, v, true); return b }
+const le64 = (v: bigint) => {
+  const b = new Uint8Array(8)
+  new DataView(b.buffer).setBigInt64(0, v, true)
+  return b
+}
+const le32 = (v: number) => {
+  const b = new Uint8Array(4)
+  new DataView(b.buffer).setInt32(0, v, true)
+  return b
+}
 const utf8 = (s: string) => new TextEncoder().encode(s)
 
 // One column of every writable type, nested ones included.
@@ -22,20 +30,85 @@ const long26 = 'abcdefghijklmnopqrstuvwxyz'
 
 const rows: Row[] = [
   {
-    b: true, i: 1, l: MAX, f: 1.5, d: NaN, dec38: DEC38, dec9: 1230n, dec18: -5n, dt: 19000, t: 3_600_000_000n,
-    ts: 1_700_000_000_000_000n, tstz: 1_700_000_000_123_456n, tsns: 1_700_000_000_123_456_789n, tstzns: -1n,
-    s: long26, u: uuid, fx: Uint8Array.of(1, 2, 3, 4), bin: Uint8Array.of(0, 255), geo: wkbPoint(1, 2),
-    st: { a: 7, z: 'x' }, tags: [1n, null, 3n], attrs: [['k1', 1.25], ['k2', null]], nothing: null, points: [{ x: 1 }, { x: 2 }],
+    b: true,
+    i: 1,
+    l: MAX,
+    f: 1.5,
+    d: NaN,
+    dec38: DEC38,
+    dec9: 1230n,
+    dec18: -5n,
+    dt: 19000,
+    t: 3_600_000_000n,
+    ts: 1_700_000_000_000_000n,
+    tstz: 1_700_000_000_123_456n,
+    tsns: 1_700_000_000_123_456_789n,
+    tstzns: -1n,
+    s: long26,
+    u: uuid,
+    fx: Uint8Array.of(1, 2, 3, 4),
+    bin: Uint8Array.of(0, 255),
+    geo: wkbPoint(1, 2),
+    st: { a: 7, z: 'x' },
+    tags: [1n, null, 3n],
+    attrs: [
+      ['k1', 1.25],
+      ['k2', null],
+    ],
+    nothing: null,
+    points: [{ x: 1 }, { x: 2 }],
   },
   {
-    b: false, i: -2147483648, l: MIN, f: -0, d: 2.5, dec38: -DEC38, dec9: -99999999n, dec18: 999999999999999999n, dt: -1,
-    t: 0n, ts: -1n, tstz: 0n, tsns: 0n, tstzns: 1n, s: 'abc', u: new Uint8Array(16), fx: Uint8Array.of(0, 0, 0, 0),
-    bin: new Uint8Array(0), geo: null, st: null, tags: [], attrs: [], nothing: null, points: null,
+    b: false,
+    i: -2147483648,
+    l: MIN,
+    f: -0,
+    d: 2.5,
+    dec38: -DEC38,
+    dec9: -99999999n,
+    dec18: 999999999999999999n,
+    dt: -1,
+    t: 0n,
+    ts: -1n,
+    tstz: 0n,
+    tsns: 0n,
+    tstzns: 1n,
+    s: 'abc',
+    u: new Uint8Array(16),
+    fx: Uint8Array.of(0, 0, 0, 0),
+    bin: new Uint8Array(0),
+    geo: null,
+    st: null,
+    tags: [],
+    attrs: [],
+    nothing: null,
+    points: null,
   },
   {
-    b: null, i: 2147483647, l: null, f: null, d: -Infinity, dec38: null, dec9: null, dec18: null, dt: null, t: null,
-    ts: null, tstz: MAX, tsns: null, tstzns: null, s: null, u: null, fx: null, bin: null, geo: null,
-    st: { a: 0, z: null }, tags: null, attrs: null, nothing: null, points: [],
+    b: null,
+    i: 2147483647,
+    l: null,
+    f: null,
+    d: -Infinity,
+    dec38: null,
+    dec9: null,
+    dec18: null,
+    dt: null,
+    t: null,
+    ts: null,
+    tstz: MAX,
+    tsns: null,
+    tstzns: null,
+    s: null,
+    u: null,
+    fx: null,
+    bin: null,
+    geo: null,
+    st: { a: 0, z: null },
+    tags: null,
+    attrs: null,
+    nothing: null,
+    points: [],
   },
 ]
 
@@ -70,19 +143,51 @@ describe('writeDataFile', async () => {
   it('puts a field id on every column, nested children included', () => {
     const ids = meta.schema.map((e) => [e.name, e.field_id ?? null])
     expect(ids).toEqual([
-      ['table', null], ['b', 1], ['i', 2], ['l', 3], ['f', 4], ['d', 5], ['dec38', 6], ['dec9', 7], ['dec18', 8], ['dt', 9],
-      ['t', 10], ['ts', 11], ['tstz', 12], ['tsns', 13], ['tstzns', 14], ['s', 15], ['u', 16], ['fx', 17], ['bin', 18], ['geo', 19],
-      ['st', 20], ['a', 21], ['z', 22],
-      ['tags', 23], ['list', null], ['element', 24],
-      ['attrs', 25], ['key_value', null], ['key', 26], ['value', 27],
+      ['table', null],
+      ['b', 1],
+      ['i', 2],
+      ['l', 3],
+      ['f', 4],
+      ['d', 5],
+      ['dec38', 6],
+      ['dec9', 7],
+      ['dec18', 8],
+      ['dt', 9],
+      ['t', 10],
+      ['ts', 11],
+      ['tstz', 12],
+      ['tsns', 13],
+      ['tstzns', 14],
+      ['s', 15],
+      ['u', 16],
+      ['fx', 17],
+      ['bin', 18],
+      ['geo', 19],
+      ['st', 20],
+      ['a', 21],
+      ['z', 22],
+      ['tags', 23],
+      ['list', null],
+      ['element', 24],
+      ['attrs', 25],
+      ['key_value', null],
+      ['key', 26],
+      ['value', 27],
       // `nothing` (unknown) is omitted from the data file
-      ['points', 29], ['list', null], ['element', 30], ['x', 31],
+      ['points', 29],
+      ['list', null],
+      ['element', 30],
+      ['x', 31],
     ])
   })
 
   it('maps Iceberg types to Parquet types as Appendix A says', () => {
     const pick = (e: SchemaElement) => ({
-      type: e.type, len: e.type_length, rep: e.repetition_type, conv: e.converted_type, logical: e.logical_type,
+      type: e.type,
+      len: e.type_length,
+      rep: e.repetition_type,
+      conv: e.converted_type,
+      logical: e.logical_type,
     })
     expect(pick(element(meta, 'b'))).toEqual({ type: 'BOOLEAN', rep: 'OPTIONAL' })
     expect(pick(element(meta, 'i'))).toEqual({ type: 'INT32', rep: 'REQUIRED' })
@@ -90,7 +195,11 @@ describe('writeDataFile', async () => {
     expect(pick(element(meta, 'f')).type).toBe('FLOAT')
     expect(pick(element(meta, 'd')).type).toBe('DOUBLE')
     expect(pick(element(meta, 'dec38'))).toEqual({
-      type: 'FIXED_LEN_BYTE_ARRAY', len: 16, rep: 'OPTIONAL', conv: 'DECIMAL', logical: { type: 'DECIMAL', precision: 38, scale: 10 },
+      type: 'FIXED_LEN_BYTE_ARRAY',
+      len: 16,
+      rep: 'OPTIONAL',
+      conv: 'DECIMAL',
+      logical: { type: 'DECIMAL', precision: 38, scale: 10 },
     })
     expect(element(meta, 'dec38').precision).toBe(38)
     expect(element(meta, 'dec38').scale).toBe(10)
@@ -136,9 +245,23 @@ describe('writeDataFile', async () => {
     expect(read).toHaveLength(3)
     const [r0, r1, r2] = read
     expect(r0).toMatchObject({
-      b: true, i: 1, l: MAX, f: 1.5, dec9: 12.3, dec18: -0.0005, dt: 19000, t: 3_600_000_000n,
-      ts: 1_700_000_000_000_000n, tstz: 1_700_000_000_123_456n, tsns: 1_700_000_000_123_456_789n, tstzns: -1n, s: long26,
-      st: { a: 7, z: 'x' }, tags: [1n, null, 3n], attrs: { k1: 1.25, k2: null }, points: [{ x: 1 }, { x: 2 }],
+      b: true,
+      i: 1,
+      l: MAX,
+      f: 1.5,
+      dec9: 12.3,
+      dec18: -0.0005,
+      dt: 19000,
+      t: 3_600_000_000n,
+      ts: 1_700_000_000_000_000n,
+      tstz: 1_700_000_000_123_456n,
+      tsns: 1_700_000_000_123_456_789n,
+      tstzns: -1n,
+      s: long26,
+      st: { a: 7, z: 'x' },
+      tags: [1n, null, 3n],
+      attrs: { k1: 1.25, k2: null },
+      points: [{ x: 1 }, { x: 2 }],
     })
     expect(Number.isNaN(r0.d)).toBe(true)
     expect(r0.u).toEqual(uuid)
@@ -147,7 +270,18 @@ describe('writeDataFile', async () => {
     expect(r0.geo).toEqual(wkbPoint(1, 2))
     expect('nothing' in r0).toBe(false)
     expect(r1).toMatchObject({
-      b: false, i: -2147483648, l: MIN, d: 2.5, dt: -1, t: 0n, ts: -1n, tstz: 0n, s: 'abc', st: undefined /* hyparquet reads a null struct as undefined */, tags: [], attrs: {},
+      b: false,
+      i: -2147483648,
+      l: MIN,
+      d: 2.5,
+      dt: -1,
+      t: 0n,
+      ts: -1n,
+      tstz: 0n,
+      s: 'abc',
+      st: undefined /* hyparquet reads a null struct as undefined */,
+      tags: [],
+      attrs: {},
     })
     expect(Object.is(r1.f, -0)).toBe(true)
     expect(r1.bin).toEqual(new Uint8Array(0))
@@ -170,11 +304,11 @@ describe('writeDataFile', async () => {
     expect(metrics.fileSizeInBytes).toBe(bytes.length)
     expect(new Uint8Array(bytes.slice(-4))).toEqual(utf8('PAR1'))
     // every leaf column with an id has a size, the nested ones included; unknown has none
-    expect([...metrics.columnSizes.keys()].sort((a, b) => a - b)).toEqual(
-      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 24, 26, 27, 31],
-    )
-    const chunkSum = (name: string) => meta.row_groups.reduce(
-      (n, g) => n + Number(g.columns.find((c) => c.meta_data!.path_in_schema.join('.') === name)!.meta_data!.total_compressed_size), 0)
+    expect([...metrics.columnSizes.keys()].sort((a, b) => a - b)).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 24, 26, 27, 31,
+    ])
+    const chunkSum = (name: string) =>
+      meta.row_groups.reduce((n, g) => n + Number(g.columns.find((c) => c.meta_data!.path_in_schema.join('.') === name)!.meta_data!.total_compressed_size), 0)
     expect(metrics.columnSizes.get(15)).toBe(chunkSum('s'))
     expect(metrics.columnSizes.get(24)).toBe(chunkSum('tags.list.element'))
     expect(metrics.valueCounts.get(3)).toBe(3)
@@ -183,7 +317,12 @@ describe('writeDataFile', async () => {
     expect(metrics.valueCounts.get(22)).toBe(3) // struct child: the null struct counts as a null value
     expect(metrics.nullValueCounts.get(22)).toBe(2)
     expect(metrics.nullValueCounts.get(19)).toBe(2)
-    expect(metrics.nanValueCounts).toEqual(new Map([[4, 0], [5, 1]]))
+    expect(metrics.nanValueCounts).toEqual(
+      new Map([
+        [4, 0],
+        [5, 1],
+      ]),
+    )
     // Java keeps only sizes for columns inside lists and maps
     for (const id of [24, 26, 27, 31]) {
       expect(metrics.valueCounts.has(id)).toBe(false)
@@ -241,7 +380,9 @@ describe('parquetSchema', () => {
 
   it('drops a struct made only of unknown fields', () => {
     const plan = parquetSchema({
-      type: 'struct', 'schema-id': 0, fields: [
+      type: 'struct',
+      'schema-id': 0,
+      fields: [
         { id: 1, name: 'keep', required: false, type: 'int' },
         { id: 2, name: 'gone', required: false, type: { type: 'struct', fields: [{ id: 3, name: 'u', required: false, type: 'unknown' }] } },
       ],

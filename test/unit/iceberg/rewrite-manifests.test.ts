@@ -13,9 +13,14 @@ import { LOC, MemoryCatalog, partitionedTable as setup } from './memory-catalog.
 
 const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
 
-
 let n = 0
-const file = (d: number | null, rows = 2): DataFile => ({ filePath: `${LOC}/data/g${n++}.parquet`, fileFormat: 'PARQUET', partition: { d }, recordCount: rows, fileSizeInBytes: 100 + rows })
+const file = (d: number | null, rows = 2): DataFile => ({
+  filePath: `${LOC}/data/g${n++}.parquet`,
+  fileFormat: 'PARQUET',
+  partition: { d },
+  recordCount: rows,
+  fileSizeInBytes: 100 + rows,
+})
 const append = (catalog: MemoryCatalog, files: DataFile[], table: LoadedTable = catalog.current) => appendFiles(catalog, table, files, { retry: FAST })
 
 async function listOf(t: LoadedTable): Promise<ManifestFile[]> {
@@ -24,7 +29,12 @@ async function listOf(t: LoadedTable): Promise<ManifestFile[]> {
 
 async function liveByPath(t: LoadedTable) {
   const files = await readLiveFiles(t)
-  return new Map(files.data.map(({ entry: e }) => [e.dataFile.filePath, { snapshotId: e.snapshotId, seq: e.sequenceNumber, fileSeq: e.fileSequenceNumber, firstRowId: e.dataFile.firstRowId ?? null }]))
+  return new Map(
+    files.data.map(({ entry: e }) => [
+      e.dataFile.filePath,
+      { snapshotId: e.snapshotId, seq: e.sequenceNumber, fileSeq: e.fileSequenceNumber, firstRowId: e.dataFile.firstRowId ?? null },
+    ]),
+  )
 }
 
 const NO_MERGE = { 'commit.manifest-merge.enabled': 'false' }
@@ -41,7 +51,15 @@ describe('rewriteManifests', () => {
     expect(res).toMatchObject({ created: 1, replaced: 30, kept: 0, entries: 60 })
     const list = await listOf(res.table)
     expect(list).toHaveLength(1)
-    expect(list[0]).toMatchObject({ addedFilesCount: 0, existingFilesCount: 60, deletedFilesCount: 0, existingRowsCount: 120n, minSequenceNumber: 1n, sequenceNumber: 31n, addedSnapshotId: res.snapshotId })
+    expect(list[0]).toMatchObject({
+      addedFilesCount: 0,
+      existingFilesCount: 60,
+      deletedFilesCount: 0,
+      existingRowsCount: 120n,
+      minSequenceNumber: 1n,
+      sequenceNumber: 31n,
+      addedSnapshotId: res.snapshotId,
+    })
     expect(list[0].partitions![0].containsNull).toBe(true)
     expect(await liveByPath(res.table)).toEqual(before)
     const raw = (await readManifest(await res.table.io.read(list[0].manifestPath))).entries
@@ -53,8 +71,18 @@ describe('rewriteManifests', () => {
     const snap = currentSnapshot(res.table.metadata)!
     expect(snap['parent-snapshot-id']).toBe(parent['snapshot-id'])
     expect(snap.summary).toEqual({
-      operation: 'replace', 'manifests-created': '1', 'manifests-kept': '0', 'manifests-replaced': '30', 'entries-processed': '60', 'changed-partition-count': '0',
-      'total-records': '120', 'total-files-size': parent.summary['total-files-size'], 'total-data-files': '60', 'total-delete-files': '0', 'total-position-deletes': '0', 'total-equality-deletes': '0',
+      operation: 'replace',
+      'manifests-created': '1',
+      'manifests-kept': '0',
+      'manifests-replaced': '30',
+      'entries-processed': '60',
+      'changed-partition-count': '0',
+      'total-records': '120',
+      'total-files-size': parent.summary['total-files-size'],
+      'total-data-files': '60',
+      'total-delete-files': '0',
+      'total-position-deletes': '0',
+      'total-equality-deletes': '0',
     })
 
     // Nothing more to gain: no commit.
@@ -65,7 +93,9 @@ describe('rewriteManifests', () => {
 
   it('splits what is over the target into ceil(size/target) manifests of over half of it; a second pass keeps them', async () => {
     // Two identical tables of 4 appends of 200 files (random paths, so entries do not compress away).
-    const batches = Array.from({ length: 4 }, () => Array.from({ length: 200 }, (_, i): DataFile => ({ ...file(i % 7, 1 + i), filePath: `${LOC}/data/${crypto.randomUUID()}.parquet` })))
+    const batches = Array.from({ length: 4 }, () =>
+      Array.from({ length: 200 }, (_, i): DataFile => ({ ...file(i % 7, 1 + i), filePath: `${LOC}/data/${crypto.randomUUID()}.parquet` })),
+    )
     const tables = []
     for (let t = 0; t < 2; t++) {
       const catalog = await setup(NO_MERGE)
@@ -122,13 +152,24 @@ describe('rewriteManifests', () => {
       await append(catalog, [files[i]])
     }
     const merged = file(1, 8)
-    const r = await replaceDataFiles(catalog, catalog.current, { deleted: new Set(files.map((f) => f.filePath)), added: [{ specId: 0, dataFile: merged }], retry: FAST })
+    const r = await replaceDataFiles(catalog, catalog.current, {
+      deleted: new Set(files.map((f) => f.filePath)),
+      added: [{ specId: 0, dataFile: merged }],
+      retry: FAST,
+    })
     expect(await listOf(r.table)).toHaveLength(5) // the new one and four of DELETED entries only
     const res = (await rewriteManifests(catalog, r.table, { retry: FAST }))!
     expect(res).toMatchObject({ created: 0, replaced: 4, kept: 1, entries: 0 })
     const list = await listOf(res.table)
     expect(list.map((m) => [m.addedFilesCount, m.existingFilesCount, m.deletedFilesCount])).toEqual([[1, 0, 0]])
-    expect(currentSnapshot(res.table.metadata)!.summary).toMatchObject({ operation: 'replace', 'manifests-created': '0', 'manifests-replaced': '4', 'manifests-kept': '1', 'total-data-files': '1', 'total-records': '8' })
+    expect(currentSnapshot(res.table.metadata)!.summary).toMatchObject({
+      operation: 'replace',
+      'manifests-created': '0',
+      'manifests-replaced': '4',
+      'manifests-kept': '1',
+      'total-data-files': '1',
+      'total-records': '8',
+    })
     expect(await rewriteManifests(catalog, res.table, { retry: FAST })).toBeNull()
   })
 
@@ -144,7 +185,10 @@ describe('rewriteManifests', () => {
     expect(catalog.conflicts).toBe(1)
     expect(res).toMatchObject({ created: 1, replaced: 8, kept: 1 })
     const list = await listOf(res.table)
-    expect(list.map((m) => [m.existingFilesCount, m.addedFilesCount])).toEqual([[8, 0], [0, 1]])
+    expect(list.map((m) => [m.existingFilesCount, m.addedFilesCount])).toEqual([
+      [8, 0],
+      [0, 1],
+    ])
     expect((await liveByPath(res.table)).has(raced!.filePath)).toBe(true)
     expect((await liveByPath(res.table)).size).toBe(9)
   })

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import {
-  civilFromDays, daysFromCivil, formatDate, formatTime, formatTimestampMicros, formatTimestampNanos,
-  formatTimestamptzMicros, formatTimestamptzNanos, parseDate, parseTime, parseTimestamp,
+  civilFromDays,
+  daysFromCivil,
+  formatDate,
+  formatTime,
+  formatTimestampMicros,
+  formatTimestampNanos,
+  formatTimestamptzMicros,
+  formatTimestamptzNanos,
+  parseDate,
+  parseTime,
+  parseTimestamp,
 } from '../../../iceberg/spec/temporal.ts'
 
 /** Days since the epoch by the runtime's own calendar, an independent oracle (setUTCFullYear avoids Date.UTC's 0–99 → 19xx rule). */
@@ -101,8 +110,7 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp('2024-03-01T00:59:59.999999+01:00', 'timestamptz')).toEqual(ok(leapDayLast))
     expect(parseTimestamp('2024-02-29T18:29:59.999999-05:30', 'timestamptz')).toEqual(ok(leapDayLast))
     expect(parseTimestamp('2024-02-29T23:59:59.999999-00:00', 'timestamptz')).toEqual(ok(leapDayLast))
-    expect(parseTimestamp('2024-02-29T23:59:59.999999', 'timestamptz'))
-      .toEqual({ ok: false, why: 'no UTC offset; Z or ±HH:MM required' })
+    expect(parseTimestamp('2024-02-29T23:59:59.999999', 'timestamptz')).toEqual({ ok: false, why: 'no UTC offset; Z or ±HH:MM required' })
   })
 
   it('matches Date for whole milliseconds', () => {
@@ -111,8 +119,7 @@ describe('parseTimestamp', () => {
   })
 
   it('micro types: more than 6 non-zero fractional digits are refused, never rounded', () => {
-    expect(parseTimestamp('2024-01-01T00:00:00.1234567Z', 'timestamptz'))
-      .toEqual({ ok: false, why: '7 fractional digits; microseconds at most' })
+    expect(parseTimestamp('2024-01-01T00:00:00.1234567Z', 'timestamptz')).toEqual({ ok: false, why: '7 fractional digits; microseconds at most' })
     expect(parseTimestamp('2024-01-01T00:00:00.123456000Z', 'timestamptz').ok).toBe(true)
     expect(parseTimestamp('1970-01-01T00:00:00.1Z', 'timestamptz')).toEqual(ok(100_000n))
   })
@@ -120,8 +127,7 @@ describe('parseTimestamp', () => {
   it('nano types: up to 9 fractional digits', () => {
     expect(parseTimestamp('1970-01-01T00:00:00.123456789Z', 'timestamptz_ns')).toEqual(ok(123_456_789n))
     expect(parseTimestamp('1970-01-01T00:00:01.000000001', 'timestamp_ns')).toEqual(ok(1_000_000_001n))
-    expect(parseTimestamp('1970-01-01T00:00:00.1234567891Z', 'timestamptz_ns'))
-      .toEqual({ ok: false, why: '10 fractional digits; nanoseconds at most' })
+    expect(parseTimestamp('1970-01-01T00:00:00.1234567891Z', 'timestamptz_ns')).toEqual({ ok: false, why: '10 fractional digits; nanoseconds at most' })
     expect(parseTimestamp('1970-01-01T00:00:00Z', 'timestamp_ns').ok).toBe(false)
   })
 

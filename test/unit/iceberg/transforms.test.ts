@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { applyTransform, hashValue, parseTransform, resultType, transformToString } from '../../../iceberg/spec/transforms.ts'
 import {
-  bindSpec, buildPartitionSpec, humanString, parsePartitionExpression, partitionPath, partitionRecord, PartitionSpecError,
+  bindSpec,
+  buildPartitionSpec,
+  humanString,
+  parsePartitionExpression,
+  partitionPath,
+  partitionRecord,
+  PartitionSpecError,
 } from '../../../iceberg/spec/partition.ts'
 import type { NestedField } from '../../../iceberg/spec/types.ts'
 
@@ -108,7 +114,11 @@ const schema: { fields: NestedField[] } = {
 
 describe('partition specs and paths', () => {
   it('builds specs with field ids from 1000 and Java/PyIceberg default names', () => {
-    const spec = buildPartitionSpec(schema, [parsePartitionExpression('day(ts)'), parsePartitionExpression('region'), parsePartitionExpression('bucket(8, id)')])
+    const spec = buildPartitionSpec(schema, [
+      parsePartitionExpression('day(ts)'),
+      parsePartitionExpression('region'),
+      parsePartitionExpression('bucket(8, id)'),
+    ])
     expect(spec).toEqual({
       'spec-id': 0,
       fields: [
@@ -128,7 +138,13 @@ describe('partition specs and paths', () => {
   })
 
   it('computes partition records and Hive-style paths like PyIceberg', () => {
-    const spec = buildPartitionSpec(schema, [{ source: 'ts', transform: 'day' }, { source: 'ts', transform: 'hour' }, { source: 'ts', transform: 'month' }, { source: 'ts', transform: 'year' }, { source: 'region', transform: 'identity' }])
+    const spec = buildPartitionSpec(schema, [
+      { source: 'ts', transform: 'day' },
+      { source: 'ts', transform: 'hour' },
+      { source: 'ts', transform: 'month' },
+      { source: 'ts', transform: 'year' },
+      { source: 'region', transform: 'identity' },
+    ])
     const bound = bindSpec(spec, schema)
     const rec = partitionRecord(bound, { id: 1n, ts: micros('2026-09-21T12:34:00Z'), region: 'eu west/1', event: null })
     expect(rec).toEqual({ ts_day: days('2026-09-21'), ts_hour: Date.UTC(2026, 8, 21, 12) / 3_600_000, ts_month: 680, ts_year: 56, region: 'eu west/1' })

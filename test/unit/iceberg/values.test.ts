@@ -68,7 +68,10 @@ describe('toRow: the row', () => {
     const schema = struct(field('x', 'long'))
     expect(toRow(schema, parseLossless('{"x": 1, "X": 2, "extra": null}'))).toEqual({
       ok: false,
-      rejects: [{ reason: 'unknown_field', field: 'X' }, { reason: 'unknown_field', field: 'extra' }],
+      rejects: [
+        { reason: 'unknown_field', field: 'X' },
+        { reason: 'unknown_field', field: 'extra' },
+      ],
     })
   })
 
@@ -205,8 +208,9 @@ describe('decimal', () => {
     expect(value(t, '"1234567890123456789012345678.0123456789"')).toBe(12345678901234567890123456780123456789n)
     expect(value(t, '9999999999999999999999999999.9999999999')).toBe(10n ** 38n - 1n)
     expect(value(t, '-9999999999999999999999999999.9999999999')).toBe(-(10n ** 38n - 1n))
-    expect(rejects(t, '"99999999999999999999999999999.9999999999"'))
-      .toEqual(mismatch(t, 'string "99999999999999999999999999999.9999999999" (39 digits for precision 38)'))
+    expect(rejects(t, '"99999999999999999999999999999.9999999999"')).toEqual(
+      mismatch(t, 'string "99999999999999999999999999999.9999999999" (39 digits for precision 38)'),
+    )
     expect(rejects(t, '1.00000000001')).toEqual(mismatch(t, 'number 1.00000000001 (11 fractional digits for scale 10)'))
   })
 
@@ -252,14 +256,17 @@ describe('date, time and timestamps', () => {
 
   it('timestamptz: needs an offset, stored as UTC micros', () => {
     expect(value('timestamptz', '"2024-03-01T00:59:59.999999+01:00"')).toBe(1_709_251_199_999_999n)
-    expect(rejects('timestamptz', '"2024-02-29T23:59:59"'))
-      .toEqual(mismatch('timestamptz', 'string "2024-02-29T23:59:59" (no UTC offset; Z or ±HH:MM required)'))
+    expect(rejects('timestamptz', '"2024-02-29T23:59:59"')).toEqual(
+      mismatch('timestamptz', 'string "2024-02-29T23:59:59" (no UTC offset; Z or ±HH:MM required)'),
+    )
     expect(rejects('timestamptz', '1709251199')).toEqual(mismatch('timestamptz', 'number 1709251199'))
   })
 
   it('timestamp: no offset', () => {
     expect(value('timestamp', '"2024-02-29T23:59:59.999999"')).toBe(1_709_251_199_999_999n)
-    expect(rejects('timestamp', '"2024-02-29T23:59:59Z"')[0].got).toBe('string "2024-02-29T23:59:59Z" (has a UTC offset; a timestamp without time zone takes none)')
+    expect(rejects('timestamp', '"2024-02-29T23:59:59Z"')[0].got).toBe(
+      'string "2024-02-29T23:59:59Z" (has a UTC offset; a timestamp without time zone takes none)',
+    )
   })
 
   it('nanosecond timestamps are v3 types', () => {
@@ -280,7 +287,12 @@ describe('uuid, binary and fixed', () => {
   })
 
   it('uuid: anything else is refused', () => {
-    for (const bad of ['f79c3e09677c4bbda4793f349cb785e7', '{f79c3e09-677c-4bbd-a479-3f349cb785e7}', 'f79c3e09-677c-4bbd-a479-3f349cb785e', 'g79c3e09-677c-4bbd-a479-3f349cb785e7']) {
+    for (const bad of [
+      'f79c3e09677c4bbda4793f349cb785e7',
+      '{f79c3e09-677c-4bbd-a479-3f349cb785e7}',
+      'f79c3e09-677c-4bbd-a479-3f349cb785e',
+      'g79c3e09-677c-4bbd-a479-3f349cb785e7',
+    ]) {
       expect(rejects('uuid', JSON.stringify(bad))).toEqual(mismatch('uuid', `string ${JSON.stringify(bad)} (not a canonical UUID)`))
     }
     expect(rejects('uuid', '12')).toEqual(mismatch('uuid', 'number 12'))
@@ -373,14 +385,20 @@ describe('struct, list, map', () => {
 
   it('map with string keys: an object (or an array of entries) → [key, value] pairs', () => {
     const t = map('string', 'long')
-    expect(value(t, '{"a": 1, "b": null}')).toEqual([['a', 1n], ['b', null]])
+    expect(value(t, '{"a": 1, "b": null}')).toEqual([
+      ['a', 1n],
+      ['b', null],
+    ])
     expect(value(t, '[{"key": "a", "value": 1}]')).toEqual([['a', 1n]])
     expect(value(t, '{}')).toEqual([])
   })
 
   it('map with other keys: an array of {"key", "value"}', () => {
     const t = map('int', 'string')
-    expect(value(t, '[{"key": 1, "value": "one"}, {"key": 2}]')).toEqual([[1, 'one'], [2, null]])
+    expect(value(t, '[{"key": 1, "value": "one"}, {"key": 2}]')).toEqual([
+      [1, 'one'],
+      [2, null],
+    ])
     expect(rejects(t, '{"1": "one"}')).toEqual(mismatch('map<int, string>', 'object (a map without string keys is an array of {"key", "value"})'))
     expect(value(map('date', 'int'), '[{"key": "2024-02-29", "value": 1}]')).toEqual([[19782, 1]])
   })

@@ -78,7 +78,14 @@ function sinkView(w: World, policy: Partial<SinkView['policy']> = {}): SinkView 
     state: 'active',
     table: { namespace: 'ns', name: 't' },
     warehouse: {
-      id: 'wh_unit', name: 'unit', catalog: { type: 'sql', catalog_name: 'unit' }, location: 's3://bucket/wh', bucket: 'mem', endpoint: 'memory://', region: 'auto', maintenance: 'on',
+      id: 'wh_unit',
+      name: 'unit',
+      catalog: { type: 'sql', catalog_name: 'unit' },
+      location: 's3://bucket/wh',
+      bucket: 'mem',
+      endpoint: 'memory://',
+      region: 'auto',
+      maintenance: 'on',
     },
     policy: { roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000, ...policy },
     key: null,
@@ -210,14 +217,24 @@ export function markersOf(w: World): Record<string, string[]> {
 
 export function rejectsOf(w: World, batchId: string): Array<Record<string, unknown>> {
   const text = w.bucket.text(rejectsKey(SINK, batchId))
-  return text === null ? [] : text.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  return text === null
+    ? []
+    : text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
 }
 
 /**
  * A roll's commit made some other way (an earlier roller, another sink): an append of `rows` (x values)
  * whose summary names `batchIds` under `prefix`. Returns the snapshot's id and time.
  */
-export async function commitRecord(w: World, batchIds: string[], xValues: number[], opts: { prefix?: string; sinkId?: string } = {}): Promise<{ snapshotId: string; atMs: number }> {
+export async function commitRecord(
+  w: World,
+  batchIds: string[],
+  xValues: number[],
+  opts: { prefix?: string; sinkId?: string } = {},
+): Promise<{ snapshotId: string; atMs: number }> {
   const prefix = opts.prefix ?? 'lakehousebox.sink.'
   const table = w.catalog.current
   const writer = new PartitionedWriter(table, 'uncompressed')
@@ -226,7 +243,12 @@ export async function commitRecord(w: World, batchIds: string[], xValues: number
   const files = writer.finish(`earlier-${crypto.randomUUID()}`)
   await uploadDataFiles(table, files)
   const properties = { [`${prefix}id`]: opts.sinkId ?? SINK, [`${prefix}batches`]: batchIds.join(','), [`${prefix}rows`]: String(xValues.length) }
-  const done = await appendFiles(w.catalog, table, files.map((f) => f.dataFile), { properties, retry: FAST })
+  const done = await appendFiles(
+    w.catalog,
+    table,
+    files.map((f) => f.dataFile),
+    { properties, retry: FAST },
+  )
   const snap = done.table.metadata.snapshots.find((s) => s['snapshot-id'] === done.snapshotId)!
   return { snapshotId: done.snapshotId.toString(), atMs: Number(snap['timestamp-ms']) }
 }

@@ -29,7 +29,12 @@ describe('MemoryBucket', () => {
     b.now = () => Date.UTC(2026, 0, 1, 0, 0, 7, 999)
     await b.put('k', '{"x":1}\n', { contentType: 'application/x-ndjson', metadata: { Received: '2026-01-01T00:00:07.999123Z', ROWS: '1' } })
     const head = await b.head('k')
-    expect(head).toEqual({ size: 8, lastModified: new Date(Date.UTC(2026, 0, 1, 0, 0, 7)), contentType: 'application/x-ndjson', metadata: { received: '2026-01-01T00:00:07.999123Z', rows: '1' } })
+    expect(head).toEqual({
+      size: 8,
+      lastModified: new Date(Date.UTC(2026, 0, 1, 0, 0, 7)),
+      contentType: 'application/x-ndjson',
+      metadata: { received: '2026-01-01T00:00:07.999123Z', rows: '1' },
+    })
     expect((await b.get('k'))!.head).toEqual(head)
     expect(new TextDecoder().decode((await b.get('k'))!.body)).toBe('{"x":1}\n')
     expect((await all(b.list('')))[0]).toEqual({ key: 'k', size: 8, lastModified: head!.lastModified })

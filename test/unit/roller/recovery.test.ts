@@ -14,8 +14,17 @@ const T = Date.UTC(2026, 0, 10, 12, 0, 0)
 const HOUR = 3600_000
 
 const named = (prefix: string, batches: string, sink = SINK) => ({ [`${prefix}id`]: sink, [`${prefix}batches`]: batches })
-const snap = (id: bigint, atMs: number, summary: Record<string, string>): Snapshot => ({ 'snapshot-id': id, 'timestamp-ms': atMs, summary: { operation: 'append', ...summary } })
-const marker = (batchIds: string[], snapshotId: string | null, atMs: number): Marker => ({ key: `_sink/${SINK}/committed/m-${atMs}.json`, batchIds, snapshotId, committedAt: new Date(atMs).toISOString() })
+const snap = (id: bigint, atMs: number, summary: Record<string, string>): Snapshot => ({
+  'snapshot-id': id,
+  'timestamp-ms': atMs,
+  summary: { operation: 'append', ...summary },
+})
+const marker = (batchIds: string[], snapshotId: string | null, atMs: number): Marker => ({
+  key: `_sink/${SINK}/committed/m-${atMs}.json`,
+  batchIds,
+  snapshotId,
+  committedAt: new Date(atMs).toISOString(),
+})
 
 function metadataWith(snapshots: Snapshot[]): TableMetadata {
   const m = newTableMetadata({ location: 's3://b/t', schema: { fields: [{ id: 1, name: 'x', required: false, type: 'long' }] }, formatVersion: 2 })

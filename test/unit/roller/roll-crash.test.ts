@@ -21,13 +21,29 @@ async function threeBatches(): Promise<World> {
 
 async function expectExactlyOnce(w: World): Promise<void> {
   const rows = (await tableRows(w)).sort((a, b) => Number(a.x) - Number(b.x))
-  expect(rows.map((r) => [Number(r.x), r.who])).toEqual([[11, null], [12, 'w1'], [21, null], [22, 'w2'], [31, null], [32, 'w3']])
+  expect(rows.map((r) => [Number(r.x), r.who])).toEqual([
+    [11, null],
+    [12, 'w1'],
+    [21, null],
+    [22, 'w2'],
+    [31, null],
+    [32, 'w3'],
+  ])
   expect(snapshots(w)).toHaveLength(1)
   const snap = currentSnapshot(w.catalog.current.metadata)!
   expect(snap.summary['lakehousebox.sink.batches'].split(',').sort()).toEqual(BATCHES)
-  expect(snap.summary).toMatchObject({ 'lakehousebox.sink.id': SINK, 'lakehousebox.sink.rows': '6', 'lakehousebox.sink.rejected_rows': '3', 'added-records': '6' })
+  expect(snap.summary).toMatchObject({
+    'lakehousebox.sink.id': SINK,
+    'lakehousebox.sink.rows': '6',
+    'lakehousebox.sink.rejected_rows': '3',
+    'added-records': '6',
+  })
   expect(leftovers(w)).toEqual({ intake: [], markers: [], rejects: BATCHES })
-  for (const id of BATCHES) expect(rejectsOf(w, id).map((r) => [r.reason, r.index]), id).toEqual([['type_mismatch', 2]])
+  for (const id of BATCHES)
+    expect(
+      rejectsOf(w, id).map((r) => [r.reason, r.index]),
+      id,
+    ).toEqual([['type_mismatch', 2]])
   expect(w.ledger.pending).toEqual([])
   const id = snap['snapshot-id'].toString()
   expect(Object.fromEntries(w.ledger.committed)).toEqual({ c1: id, c2: id, c3: id })

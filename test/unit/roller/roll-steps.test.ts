@@ -52,7 +52,10 @@ describe('a roll, step by step', () => {
       send(w, 'b2', ['{"x": 2, "extra": "yes"}'])
       await rollOnce(w)
       const rows = (await tableRows(w)).sort((a, b) => Number(a.x) - Number(b.x))
-      expect(rows.map((r) => [Number(r.x), r.extra])).toEqual([[1, null], [2, 'yes']])
+      expect(rows.map((r) => [Number(r.x), r.extra])).toEqual([
+        [1, null],
+        [2, 'yes'],
+      ])
       expect(rejectsOf(w, 'b2')).toEqual([])
     })
   })
@@ -176,7 +179,10 @@ describe('a roll, step by step', () => {
       await rollOnce(v)
       expect(v.catalog.commits).toBe(2)
       expect(v.catalog.current.metadata.schemas).toHaveLength(1)
-      expect(v.catalog.current.metadata.properties).toEqual({ 'write.metadata.previous-versions-max': '10', 'write.metadata.delete-after-commit.enabled': 'true' })
+      expect(v.catalog.current.metadata.properties).toEqual({
+        'write.metadata.previous-versions-max': '10',
+        'write.metadata.delete-after-commit.enabled': 'true',
+      })
     })
   })
 
@@ -241,9 +247,21 @@ describe('a roll, step by step', () => {
 
       expect(reads).toBe(0)
       expect(result).toMatchObject({ batches: 3, rows: 2, rejectedRows: 4 })
-      expect(currentSnapshot(w.catalog.current.metadata)!.summary).toMatchObject({ 'lakehousebox.sink.batches': 'a,huge,b', 'lakehousebox.sink.rows': '2', 'lakehousebox.sink.rejected_rows': '4' })
+      expect(currentSnapshot(w.catalog.current.metadata)!.summary).toMatchObject({
+        'lakehousebox.sink.batches': 'a,huge,b',
+        'lakehousebox.sink.rows': '2',
+        'lakehousebox.sink.rejected_rows': '4',
+      })
       expect(await xs(w)).toEqual([1, 2])
-      expect(rejectsOf(w, 'huge')).toEqual([{ batch_id: 'huge', index: null, reason: 'batch_too_large', error: `the object is ${MAX_BATCH_BYTES + 1} bytes; a producer's batch may be 16 MiB at most`, row: null }])
+      expect(rejectsOf(w, 'huge')).toEqual([
+        {
+          batch_id: 'huge',
+          index: null,
+          reason: 'batch_too_large',
+          error: `the object is ${MAX_BATCH_BYTES + 1} bytes; a producer's batch may be 16 MiB at most`,
+          row: null,
+        },
+      ])
       expect(leftovers(w)).toEqual({ intake: [], markers: [], rejects: ['huge'] })
       expect(w.ledger.reports[0].rejects).toEqual({ rows: 4, batches: 1 })
     })
@@ -274,7 +292,10 @@ describe('a roll, step by step', () => {
       send(w, 'b1', ['{"x": 1}', '{"x": "bad"}', '{"x": "bad"}'], { skipped: '0,2' })
       send(w, 'b2', ['{"x": "bad"}'], { skipped: 'unrecorded' })
       await rollOnce(w)
-      expect(rejectsOf(w, 'b1').map((r) => [r.line, r.index])).toEqual([[1, 3], [2, 4]])
+      expect(rejectsOf(w, 'b1').map((r) => [r.line, r.index])).toEqual([
+        [1, 3],
+        [2, 4],
+      ])
       expect(rejectsOf(w, 'b2').map((r) => [r.line, r.index])).toEqual([[0, null]])
     })
 
@@ -299,7 +320,9 @@ describe('a roll, step by step', () => {
       expect(result).toMatchObject({ batches: 3, rows: 1, rejectedRows: 4 })
       expect(await xs(w)).toEqual([7])
       expect(rejectsOf(w, 'bad')).toEqual([{ batch_id: 'bad', index: null, reason: 'batch_unreadable', error: expect.any(String), row: null }])
-      expect(rejectsOf(w, 'notutf8')).toEqual([{ batch_id: 'notutf8', index: null, reason: 'batch_unreadable', error: 'the batch is not UTF-8 text', row: null }])
+      expect(rejectsOf(w, 'notutf8')).toEqual([
+        { batch_id: 'notutf8', index: null, reason: 'batch_unreadable', error: 'the batch is not UTF-8 text', row: null },
+      ])
       expect(leftovers(w).intake).toEqual([])
     })
   })
@@ -415,7 +438,12 @@ describe('a roll, step by step', () => {
           release: true,
         },
       ])
-      expect(w.ledger.committed).toEqual(new Map([['b1', snapshotId], ['b2', snapshotId]]))
+      expect(w.ledger.committed).toEqual(
+        new Map([
+          ['b1', snapshotId],
+          ['b2', snapshotId],
+        ]),
+      )
     })
 
     it('a roll with nothing waiting commits nothing and reports no last_roll', async () => {
@@ -424,7 +452,14 @@ describe('a roll, step by step', () => {
       expect(result).toEqual({ snapshotIds: [], batches: 0, rows: 0, rejectedRows: 0, repaired: 0 })
       expect(snapshots(w)).toHaveLength(0)
       expect(consumedOf(w.ledger.reports[0])).toEqual([])
-      expect(w.ledger.reports[0]).toMatchObject({ roller: 'unit-roller', roll_id: 'roll-1', repaired: [], last_roll: null, rejects: { rows: 0, batches: 0 }, release: true })
+      expect(w.ledger.reports[0]).toMatchObject({
+        roller: 'unit-roller',
+        roll_id: 'roll-1',
+        repaired: [],
+        last_roll: null,
+        rejects: { rows: 0, batches: 0 },
+        release: true,
+      })
       expect(leftovers(w)).toEqual({ intake: [], markers: [], rejects: [] })
     })
   })
