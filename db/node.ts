@@ -10,5 +10,3 @@ export function nodePool(url: string, max = 5): pg.Pool {
 export function nodeDb(pool: pg.Pool) {
   return drizzle(pool, { schema })
 }
-
-export type NodeDb = ReturnType<typeof nodeDb>

@@ -48,7 +48,7 @@ export async function startPgbouncer(stateDir: string, port: number, postgresPor
   return child
 }
 
-export function canConnect(port: number): Promise<boolean> {
+function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = createConnection({ port, host: '127.0.0.1' })
     sock.once('connect', () => {

@@ -13,7 +13,7 @@ export const PG_PASSWORD = 'lhbox-dev'
 export const PG_DATABASE = 'lhbox'
 
 /** Debian's binaries (/usr/lib/postgresql/<v>/bin, newest first), or whatever `initdb` is on PATH. */
-export function postgresBinDir(): string | null {
+function postgresBinDir(): string | null {
   if (process.env.LHBOX_PG_BIN) return process.env.LHBOX_PG_BIN
   const root = '/usr/lib/postgresql'
   if (existsSync(root)) {

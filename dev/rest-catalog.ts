@@ -18,7 +18,7 @@ const run = promisify(execFile)
 
 // 1.10.0 is the newest release whose test-fixtures jar is on Maven Central; the other versions
 // follow its gradle/libs.versions.toml (hadoop 3.4.1, jetty 11.0.26, sqlite-jdbc 3.50.3.0).
-export const REST_CATALOG_VERSION = '1.10.0'
+const REST_CATALOG_VERSION = '1.10.0'
 const MAIN_CLASS = 'org.apache.iceberg.rest.RESTCatalogServer'
 
 function dep(group: string, artifact: string, version: string, extra = ''): string {
@@ -79,7 +79,7 @@ const POM = `<?xml version="1.0" encoding="UTF-8"?>
 `
 
 /** Fetches the fixture's jars once (needs `mvn` and Maven Central); returns the java arguments that run it. */
-export async function ensureRestCatalog(): Promise<string[]> {
+async function ensureRestCatalog(): Promise<string[]> {
   const dir = join(CACHE_DIR, 'rest-catalog', REST_CATALOG_VERSION)
   const lib = join(dir, 'lib')
   const stamp = join(dir, 'ready')

@@ -12,7 +12,7 @@ import { startChild, waitFor, type Child } from './process.ts'
 
 const run = promisify(execFile)
 
-export const S3RVER_KEY = 'S3RVER' // s3rver's built-in account
+const S3RVER_KEY = 'S3RVER' // s3rver's built-in account
 
 export interface S3Server {
   config: S3Config
@@ -35,10 +35,10 @@ export async function startS3rver(stateDir: string, port: number, bucket: string
 }
 
 export const CACHE_DIR = process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'lhbox')
-export const VERSITYGW_VERSION = 'v1.8.0'
+const VERSITYGW_VERSION = 'v1.8.0'
 
 /** Builds versitygw with `go install` into the cache once; later runs reuse it. */
-export async function ensureVersitygw(): Promise<string> {
+async function ensureVersitygw(): Promise<string> {
   const bin = join(CACHE_DIR, 'bin', 'versitygw')
   if (existsSync(bin)) return bin
   const env = { ...process.env, GOBIN: join(CACHE_DIR, 'bin'), GOPATH: join(CACHE_DIR, 'go'), GOMODCACHE: join(CACHE_DIR, 'go', 'mod'), GOFLAGS: '-mod=mod' }

@@ -23,7 +23,7 @@ export function warehouseLocation(w: WarehouseRow): string {
   return `s3://${w.bucket}${prefix ? `/${prefix}` : ''}`
 }
 
-export function fileIO(env: Env, w: WarehouseRow): S3FileIO {
+function fileIO(env: Env, w: WarehouseRow): S3FileIO {
   return new S3FileIO({ endpoint: w.endpoint, region: w.region, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY })
 }
 

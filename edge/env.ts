@@ -1,6 +1,5 @@
 // The Worker's bindings (wrangler.toml [vars] and secrets) and per-request variables.
 import type { EdgeDb } from '../db/edge.ts'
-import type { S3Client } from '../iceberg/io/s3.ts'
 import type { Level } from './keys.ts'
 
 export interface Env {
@@ -25,7 +24,7 @@ interface Principal {
   level: Level
 }
 
-export interface Vars {
+interface Vars {
   /** The request's database, connected on first use and closed after the response. */
   db: () => Promise<EdgeDb>
   principal: Principal

@@ -6,7 +6,7 @@ import { ApiError } from './errors.ts'
 /** The spec's body limit: 16 MiB, applied to the decompressed bytes. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024
 /** Deepest nesting accepted, counting the outer array. Keeps the scanner's stack and the roller's parser bounded. */
-export const MAX_DEPTH = 512
+const MAX_DEPTH = 512
 
 const tooLarge = (limit: number) => new ApiError(413, 'payload_too_large', `the body exceeds ${limit} bytes`, { limit })
 
@@ -225,9 +225,9 @@ function scanNumber(bytes: Uint8Array, i: number): number {
 }
 
 const LITERALS: Record<number, Uint8Array> = {
-  0x74: new TextEncoder().encode('true'),
-  0x66: new TextEncoder().encode('false'),
-  0x6e: new TextEncoder().encode('null'),
+  116: new TextEncoder().encode('true'),
+  102: new TextEncoder().encode('false'),
+  110: new TextEncoder().encode('null'),
 }
 
 /**

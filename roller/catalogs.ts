@@ -4,7 +4,7 @@ import type { Catalog } from '../iceberg/catalog/index.ts'
 import { RestCatalog } from '../iceberg/catalog/rest.ts'
 import { SqlCatalog } from '../iceberg/catalog/sql.ts'
 import { S3FileIO } from '../iceberg/io/file-io.ts'
-import { S3Client } from '../iceberg/io/s3.ts'
+import type { S3Client } from '../iceberg/io/s3.ts'
 import type { SinkView } from './api.ts'
 import type { RollerConfig } from './config.ts'
 

@@ -16,8 +16,8 @@ import type { SinkView } from './api.ts'
 import { keyOf, upsertProblem } from './upsert.ts'
 import { PartitionedWriter, uploadDataFiles } from '../iceberg/writer/partitioned.ts'
 
-export const DEDUPE_MAX_BYTES = 1024 * 1024 * 1024
-export const DEDUPE_MAX_ROWS = 10_000_000
+const DEDUPE_MAX_BYTES = 1024 * 1024 * 1024
+const DEDUPE_MAX_ROWS = 10_000_000
 
 export interface DedupeOptions {
   rollId: string

@@ -47,7 +47,7 @@ export async function listIntake(s3: Bucket, sinkId: string): Promise<{ batches:
 }
 
 export async function readMarker(s3: Bucket, key: string): Promise<Marker | null> {
-  let got
+  let got: Awaited<ReturnType<Bucket['get']>>
   try {
     got = await s3.get(key)
   } catch (err) {

@@ -7,7 +7,7 @@ import type { Reject } from '../iceberg/spec/values.ts'
 /** A row's reason: the value checks' (values.ts), or a keyed sink's key_null. */
 export type RowReject = Omit<Reject, 'reason'> & { reason: Reject['reason'] | 'key_null' }
 
-export const REJECTS_KEPT_MS = 7 * 24 * 3600_000
+const REJECTS_KEPT_MS = 7 * 24 * 3600_000
 
 export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_unwritable'
 

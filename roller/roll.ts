@@ -22,7 +22,7 @@ import type { ScanPool } from './scan-pool.ts'
 import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
 import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
-export const MAX_BATCHES = 1000
+const MAX_BATCHES = 1000
 /**
  * Batches read (and scanned, on the scan threads) ahead of the one being written: bounded, for memory
  * and the store. bench:roll on 2 cores: 4 → 1.75 s, 8 → 1.60 s, 16 → 1.57 s, 32 → 1.88 s.
@@ -243,7 +243,7 @@ async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, 
   let base = table
   for (const batch of v.batches) {
     const again = batch.rows > 0 ? await checker.check(ctx.bucket, { batchId: batch.batchId, key: batch.key, size: 0 }) : null
-    if (!again || !again.columns || again.rows === 0) {
+    if (!again?.columns || again.rows === 0) {
       commits.push(await recordEmptyRoll(sink, [batch.batchId], ctx))
       continue
     }
@@ -357,7 +357,7 @@ function sinkSummary(sink: SinkView, batches: BatchOutcome[], rows: number): Rec
 }
 
 /** A key the roller cannot apply: the sink is disabled with the upsert_* reason; its batches wait. */
-async function disableForKey(sink: SinkView, invariant: Invariant, err: UpsertRefused, ctx: RollContext): Promise<RollResult> {
+async function disableForKey(_sink: SinkView, invariant: Invariant, err: UpsertRefused, ctx: RollContext): Promise<RollResult> {
   ctx.log.warn('sink disabled: its key cannot be applied', { reason: err.reason, error: err.message })
   await ctx.report({
     roller: ctx.rollerId,

@@ -6,7 +6,7 @@ import { keyProblem, type KeyProblem, type UpsertReason } from '../contract/key-
 import { SUMMARY } from '../contract/summary.ts'
 import { INGEST_TS } from '../contract/table.ts'
 import { CommitConflict, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
-import { assertUnmoved, CommitAbandoned, PlanStale, transact, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
+import { assertUnmoved, CommitAbandoned, PlanStale, transact, type Committed, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
 import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import { buildersFor, finishBatch } from '../iceberg/parquet/builders.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
@@ -14,11 +14,10 @@ import { KeySet } from '../iceberg/parquet/key-set.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
 import { prepareReplace, readLiveFiles, type LiveEntry, type PreparedReplace } from '../iceberg/transaction/replace.ts'
 import { parsePrimitive, type Row, type Schema, type Value } from '../iceberg/spec/types.ts'
-import type { SinkView } from './api.ts'
 import { EndTick } from './intake.ts'
 import { PartitionedWriter, uploadDataFiles, type EncodedFile } from '../iceberg/writer/partitioned.ts'
 
-export const MAX_REWRITE_BYTES = 256 * 1024 * 1024
+const MAX_REWRITE_BYTES = 256 * 1024 * 1024
 /** Data files read at once while planning (their key columns) and fetched ahead while rewriting. */
 const READ_AHEAD = 4
 const KEEP_BYTES = 64 * 1024 * 1024
@@ -74,7 +73,7 @@ export function upsertProblem(meta: TableMetadata, key: string[]): KeyProblem | 
   return keyProblem({ formatVersion: meta['format-version'], partitioned: defaultSpec(meta).fields.length > 0, columns: currentSchema(meta).fields }, key)
 }
 
-export interface UpsertPlan {
+interface UpsertPlan {
   /** Files whose rows are all replaced: dropped whole. */
   dropped: LiveEntry[]
   /** Files partly replaced: rewritten without the replaced rows. */
@@ -177,7 +176,7 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
 }
 
 /** Reads the key columns of the live files the bounds do not rule out, and sorts them. */
-export async function planUpsert(table: LoadedTable, key: string[], keyed: KeyedRows, maxRewriteBytes = MAX_REWRITE_BYTES): Promise<UpsertPlan> {
+async function planUpsert(table: LoadedTable, key: string[], keyed: KeyedRows, maxRewriteBytes = MAX_REWRITE_BYTES): Promise<UpsertPlan> {
   const files = await readLiveFiles(table)
   if (files.deletes.length > 0) throw new UpsertRefused('upsert_delete_files', 'the table has delete files; a keyed sink rewrites data files only')
   const schema = currentSchema(table.metadata)
@@ -268,7 +267,7 @@ export async function commitUpsert(
   properties: Record<string, string>,
   ctx: UpsertContext,
 ): Promise<UpsertCommit> {
-  let done
+  let done: Committed<Planned> | null
   try {
     done = await transact<Planned>(
       ctx.catalog,

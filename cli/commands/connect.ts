@@ -5,7 +5,7 @@ import { json } from '../output.ts'
 
 type Flags = Record<string, string | boolean | string[] | undefined>
 
-export interface ConnectionView {
+interface ConnectionView {
   warehouses: Array<{
     name: string
     catalog: { type: 'sql'; catalog_name: string; note?: string } | { type: 'rest'; uri: string; warehouse: string | null }
@@ -15,7 +15,7 @@ export interface ConnectionView {
   sinks_note: string
 }
 
-export function showConnection(c: ConnectionView): string {
+function showConnection(c: ConnectionView): string {
   const lines: string[] = []
   if (c.warehouses.length === 0) lines.push('no warehouses yet (lhbox warehouse create <name>)')
   for (const w of c.warehouses) {
@@ -33,7 +33,7 @@ export function showConnection(c: ConnectionView): string {
   return lines.join('\n')
 }
 
-export async function connect(conn: Connection, args: string[], flags: Flags): Promise<string> {
+export async function connect(conn: Connection, _args: string[], flags: Flags): Promise<string> {
   const c = await api<ConnectionView>(conn, 'GET', '/v1/connection')
   return flags.json ? json(c) : showConnection(c)
 }

@@ -17,7 +17,7 @@ import { json } from '../output.ts'
 
 type Flags = Record<string, string | boolean | string[] | undefined>
 
-export const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const SINK_ID = /^snk_[0-9a-f]+$/
 const SEND_KEY = /^al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/
 
@@ -31,7 +31,7 @@ export interface KeyFile {
   ingest_url: string
 }
 
-export interface SendAnswer {
+interface SendAnswer {
   accepted: number
   rejected: number
   reasons: Array<{ index: number; reason: string }>
@@ -42,7 +42,7 @@ export interface SendAnswer {
   duplicate?: boolean
 }
 
-export function readKeyFile(path: string): KeyFile {
+function readKeyFile(path: string): KeyFile {
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -62,7 +62,7 @@ export function readKeyFile(path: string): KeyFile {
 }
 
 /** A batch id for a send without --batch-id: the time, and randomness so two producers never collide. */
-export function newBatchId(now = new Date()): string {
+function newBatchId(now = new Date()): string {
   return `${now.toISOString().replace(/\.\d{3}Z$/, 'Z')}-${randomBytes(6).toString('hex')}`
 }
 

@@ -30,7 +30,7 @@ export const SINK_FLAGS = {
 
 type Flags = Record<string, string | boolean | string[] | undefined>
 
-export interface SinkView {
+interface SinkView {
   id: string
   name: string
   warehouse: string
@@ -106,7 +106,7 @@ function compact(value: Record<string, unknown>): string {
 }
 
 /** The readable summary of GET /v1/sinks/{id}. */
-export function showSink(s: SinkView): string {
+function showSink(s: SinkView): string {
   const state = s.state === 'disabled' && s.disabled_reason ? `disabled (${s.disabled_reason})` : s.state
   const lag = s.lag.batches_waiting
     ? `${batches(s.lag.batches_waiting)} (${bytes(s.lag.bytes_waiting)}) waiting, oldest ${s.lag.oldest_waiting_at} (${s.lag.seconds_behind} s behind)`

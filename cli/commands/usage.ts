@@ -15,12 +15,12 @@ interface SinkUsage {
   rows_rejected: number
 }
 
-export interface UsageView {
+interface UsageView {
   month: string
   ingest_bytes: { month_to_date: number; batches: number; rows_accepted: number; rows_rejected: number; by_sink: SinkUsage[]; enforced: boolean }
 }
 
-export function showUsage(u: UsageView): string {
+function showUsage(u: UsageView): string {
   const i = u.ingest_bytes
   const lines = [
     `ingest_bytes ${u.month}  (${i.enforced ? 'enforced' : 'metered, not enforced'})`,
@@ -45,7 +45,7 @@ export function showUsage(u: UsageView): string {
   return lines.join('\n')
 }
 
-export async function usage(conn: Connection, args: string[], flags: Flags): Promise<string> {
+export async function usage(conn: Connection, _args: string[], flags: Flags): Promise<string> {
   const u = await api<UsageView>(conn, 'GET', '/v1/usage')
   return flags.json ? json(u) : showUsage(u)
 }

@@ -55,7 +55,7 @@ function parseTablePath(path: string): { warehouse: string; namespace: string[];
   return { warehouse: parts[0], namespace: parts.slice(1, -1), name: parts[parts.length - 1] }
 }
 
-export function tableView(warehouse: string, t: LoadedTable) {
+function tableView(warehouse: string, t: LoadedTable) {
   const m = t.metadata
   const schema = currentSchema(m)
   const byId = new Map(schema.fields.map((f) => [f.id, f.name]))

@@ -34,7 +34,7 @@ export const CreateWarehouse = v.object({
 type WarehouseRow = typeof warehouses.$inferSelect
 
 // Catalog secrets (token, credential) are never answered back.
-export function warehouseView(w: WarehouseRow) {
+function warehouseView(w: WarehouseRow) {
   const { token: _t, credential: _c, ...catalog } = w.catalog as Record<string, unknown>
   return {
     id: w.id,

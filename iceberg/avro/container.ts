@@ -14,7 +14,7 @@
 
 import { AvroError, ByteReader, ByteWriter, collectNames, decode, encode, utf8, utf8Decoder, type AvroSchema, type Named } from './codec.ts'
 
-export { AvroError, type AvroSchema } from './codec.ts'
+export type { AvroSchema } from './codec.ts'
 
 export type AvroCodec = 'null' | 'deflate'
 

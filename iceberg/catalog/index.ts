@@ -62,5 +62,3 @@ export class CommitConflict extends CatalogError {
 
 /** The catalog may or may not have committed (5xx, timeout, lost connection): reload and look. */
 export class CommitStateUnknown extends CatalogError {}
-
-export const tableName = (id: TableIdentifier) => [...id.namespace, id.name].join('.')

@@ -65,7 +65,7 @@ interface Answer {
 const UNKNOWN_STATUS = new Set([500, 502, 503, 504])
 
 /** A namespace in a path: levels joined by the unit separator (%1F), each level escaped. */
-export const namespacePath = (namespace: string[]) => namespace.map(encodeURIComponent).join('%1F')
+const namespacePath = (namespace: string[]) => namespace.map(encodeURIComponent).join('%1F')
 
 /** The server's error as `type: message` (never its stack), or the start of a non-JSON body. */
 function serverError(text: string): { type?: string; message: string } {

@@ -18,7 +18,7 @@ import {
 } from './index.ts'
 
 /** What the catalog needs of a Postgres client: pg's Pool/Client and neon's Client both fit. */
-export interface SqlExecutor {
+interface SqlExecutor {
   query(text: string, params?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>
 }
 
@@ -33,12 +33,12 @@ export interface SqlCatalogOptions {
 
 const ns = (namespace: string[]) => namespace.join('.')
 
-export function metadataFileLocation(tableLocation: string, version: number): string {
+function metadataFileLocation(tableLocation: string, version: number): string {
   return `${tableLocation}/metadata/${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`
 }
 
 /** The version number a metadata file name starts with (00007-<uuid>.metadata.json → 7), or -1. */
-export function metadataVersion(location: string): number {
+function metadataVersion(location: string): number {
   const m = /\/(\d+)-[^/]*\.metadata\.json$/.exec(location)
   return m ? Number(m[1]) : -1
 }

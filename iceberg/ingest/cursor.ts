@@ -186,7 +186,7 @@ export class Cursor {
   }
 }
 
-export function isDigit(b: number): boolean {
+function isDigit(b: number): boolean {
   return b >= 0x30 && b <= 0x39
 }
 

@@ -25,7 +25,7 @@ import {
   type ReachedFile,
 } from './reachable.ts'
 
-export interface ListedObject {
+interface ListedObject {
   location: string
   size: number
   lastModified: Date
@@ -42,7 +42,7 @@ export interface CleanupOptions {
   concurrency?: number
 }
 
-export type CleanupKind = FileKind | 'orphan'
+type CleanupKind = FileKind | 'orphan'
 
 export interface CleanupResult {
   /** Every location deleted (incremental pass first, then orphans). */

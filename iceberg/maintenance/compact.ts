@@ -25,7 +25,7 @@ import { partitionKey, prepareReplace, readLiveFiles, type LiveEntry, type Prepa
 import { mergeMetrics, primitiveTypes } from './merge-metrics.ts'
 import { concatParquet, mergeKey, NotMergeable, readFooter, type ConcatInput } from '../parquet/concat-files.ts'
 
-export const DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
+const DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
 
 export interface CompactOptions {
   /** Files below this size are merged, into outputs of about this size at most; default 128 MiB. */
@@ -121,7 +121,7 @@ async function compactPartition(
     const f = live.entry.dataFile
     const bytes = await table.io.read(f.filePath)
     let key: string
-    let footer
+    let footer: ReturnType<typeof readFooter>
     try {
       if (bytes.length !== Number(f.fileSizeInBytes)) throw new NotMergeable('size differs from the manifest')
       footer = readFooter(bytes)

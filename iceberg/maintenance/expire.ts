@@ -9,9 +9,9 @@ import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type Change, type Retr
 import { branchSnapshotId, type TableMetadata } from '../spec/metadata.ts'
 import type { TableRequirement } from '../spec/updates.ts'
 
-export { deleteUnreachable, type CleanupOptions, type CleanupResult, type ListedObject } from './cleanup.ts'
+export { deleteUnreachable } from './cleanup.ts'
 
-export const DEFAULT_RETAIN_LAST = 20
+const DEFAULT_RETAIN_LAST = 20
 
 export interface ExpireOptions {
   /** Snapshots to keep, newest first by timestamp (at least 1). Ref heads are kept besides. */
@@ -30,7 +30,7 @@ export interface ExpireResult {
 }
 
 /** Snapshot ids no expiry may remove: main's current snapshot and every branch and tag head. */
-export function protectedSnapshotIds(metadata: TableMetadata): Set<bigint> {
+function protectedSnapshotIds(metadata: TableMetadata): Set<bigint> {
   const ids = new Set<bigint>()
   const main = branchSnapshotId(metadata)
   if (main !== null) ids.add(main)

@@ -58,7 +58,7 @@ const liveCount = (m: ManifestFile) => (m.addedFilesCount ?? 0) + (m.existingFil
  * more room together than apart), and its outputs are one manifest or several of over half the
  * target each, with no dead entry: a second pass finds nothing to do.
  */
-export function planManifestRewrite(files: TableFiles, targetSizeBytes: number): { groups: Group[]; replaced: Set<string>; dropped: ManifestFile[] } {
+function planManifestRewrite(files: TableFiles, targetSizeBytes: number): { groups: Group[]; replaced: Set<string>; dropped: ManifestFile[] } {
   const bySpec = new Map<number, ManifestFile[]>()
   const dropped: ManifestFile[] = []
   for (const m of files.manifests) {
@@ -104,10 +104,7 @@ function formatOf(meta: TableMetadata): 2 | 3 {
 }
 
 /** Java's BaseRewriteManifests summary; totals carried from the parent (no file changed). */
-export function rewriteManifestsSummary(
-  parent: Snapshot | undefined,
-  counts: { created: number; kept: number; replaced: number; entries: number },
-): SnapshotSummary {
+function rewriteManifestsSummary(parent: Snapshot | undefined, counts: { created: number; kept: number; replaced: number; entries: number }): SnapshotSummary {
   const summary: SnapshotSummary = {
     operation: 'replace',
     'manifests-created': String(counts.created),

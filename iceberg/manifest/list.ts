@@ -44,7 +44,7 @@ export function hasLiveFiles(m: ManifestFile): boolean {
   return (m.addedFilesCount ?? 1) > 0 || (m.existingFilesCount ?? 1) > 0
 }
 
-export class ManifestListError extends Error {
+class ManifestListError extends Error {
   constructor(message: string) {
     super(message)
     this.name = 'ManifestListError'

@@ -15,13 +15,13 @@ import { partitionType, type PartitionField, type PartitionRecord, type Partitio
 import { minBigEndian } from '../spec/transforms.ts'
 import { parsePrimitive, type NestedField, type PrimitiveTypeName, type Schema, type Value } from '../spec/types.ts'
 
-export { hasLiveFiles, readManifestList, writeManifestList, type ManifestFile, type FieldSummary, type ManifestListInput } from './list.ts'
+export { hasLiveFiles, readManifestList, writeManifestList, type ManifestFile } from './list.ts'
 import type { FieldSummary, ManifestFile } from './list.ts'
 
 export const EXISTING = 0
 export const ADDED = 1
 export const DELETED = 2
-export type EntryStatus = typeof EXISTING | typeof ADDED | typeof DELETED
+type EntryStatus = typeof EXISTING | typeof ADDED | typeof DELETED
 
 type Count = number | bigint
 
@@ -62,7 +62,7 @@ export interface ManifestEntry {
   dataFile: DataFile
 }
 
-export class ManifestError extends Error {
+class ManifestError extends Error {
   constructor(message: string) {
     super(message)
     this.name = 'ManifestError'

@@ -44,7 +44,7 @@ const list = (elementId: number, items: AvroSchema): AvroSchema => ({ type: 'arr
  * The Avro type of a primitive Iceberg type. `defined` tracks named types already written: Avro
  * forbids defining a name twice, so later uses are references by name.
  */
-export function avroPrimitive(type: PrimitiveTypeName, defined: Set<string>): AvroSchema {
+function avroPrimitive(type: PrimitiveTypeName, defined: Set<string>): AvroSchema {
   const p = parsePrimitive(type)
   const named = (name: string, schema: { type: string; [k: string]: unknown }): AvroSchema => {
     if (defined.has(name)) return name
@@ -94,7 +94,7 @@ export function avroPrimitive(type: PrimitiveTypeName, defined: Set<string>): Av
 }
 
 /** The `partition` record (field 102): one optional field per partition field, typed by its result. */
-export function partitionRecordSchema(partitionFields: NestedField[]): AvroSchema {
+function partitionRecordSchema(partitionFields: NestedField[]): AvroSchema {
   const defined = new Set<string>()
   return {
     type: 'record',

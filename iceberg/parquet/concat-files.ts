@@ -17,8 +17,8 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer'
 import { cloneStruct, field, readThriftStruct, setField, T, writeThriftStruct, type TList, type TStruct } from './thrift.ts'
 
-export const ROW_ID_FIELD_ID = 2147483540
-export const LAST_UPDATED_SEQ_FIELD_ID = 2147483539
+const ROW_ID_FIELD_ID = 2147483540
+const LAST_UPDATED_SEQ_FIELD_ID = 2147483539
 const LINEAGE_NAMES = ['_row_id', '_last_updated_sequence_number']
 const LINEAGE_IDS = [ROW_ID_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID]
 const MAGIC = 0x31524150 // PAR1

@@ -12,11 +12,10 @@ import { decimalRequiredBytes } from '../spec/decimal.ts'
 import { dataFileMetrics, type DataFileMetrics, type LeafColumn } from './metrics.ts'
 import { isPrimitive, parsePrimitive, type IcebergType, type Primitive, type Row, type Schema } from '../spec/types.ts'
 
-export type { DataFileMetrics } from './metrics.ts'
 export { decimalRequiredBytes } from '../spec/decimal.ts'
 
 /** A synchronous block compressor (Parquet compresses each page on its own). */
-export type Compressor = (input: Uint8Array) => Uint8Array
+type Compressor = (input: Uint8Array) => Uint8Array
 
 /**
  * How pages are compressed. Snappy is built into hyparquet-writer; zstd and gzip need a
@@ -40,11 +39,11 @@ export interface DataFile {
   metrics: DataFileMetrics
 }
 
-export const DEFAULT_ROW_GROUP_SIZE = 1_048_576
+const DEFAULT_ROW_GROUP_SIZE = 1_048_576
 const DEFAULT_PAGE_SIZE = 1_048_576
 
 /** Thrown for a schema this writer cannot put in Parquet (variant for now). */
-export class UnsupportedParquetType extends Error {
+class UnsupportedParquetType extends Error {
   constructor(
     readonly field: string,
     readonly typeName: string,
@@ -59,7 +58,7 @@ export class UnsupportedParquetType extends Error {
  * group is full, then encoded (compressed) and dropped, so a large file never holds every row as
  * JS objects at once.
  */
-export class DataFileWriter {
+class DataFileWriter {
   private readonly plan: ParquetPlan
   private readonly writer = new ByteWriter()
   private readonly pq: ParquetWriter
@@ -68,7 +67,7 @@ export class DataFileWriter {
   private rows = 0
 
   constructor(
-    private readonly schema: Schema,
+    schema: Schema,
     private readonly opts: WriteDataFileOptions = {},
   ) {
     this.plan = parquetSchema(schema)

@@ -17,7 +17,7 @@ interface KeyColumn {
 }
 
 function keyColumn(col: ColumnData | undefined, id: number): KeyColumn {
-  if (!col || col.kind !== 'flat') throw new Error(`key column ${id} is not a flat column`)
+  if (col?.kind !== 'flat') throw new Error(`key column ${id} is not a flat column`)
   const d = col.data
   if (d.physical === 'BYTE_ARRAY') return { present: col.present, width: 0, bytes: d.bytes, offsets: d.offsets }
   if (d.physical === 'FIXED_LEN_BYTE_ARRAY') return { present: col.present, width: d.width, bytes: d.bytes, offsets: null }

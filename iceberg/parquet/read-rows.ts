@@ -22,7 +22,7 @@ import { converter, ParquetReadError } from './values.ts'
 import { toRow } from '../spec/values.ts'
 
 export { ParquetReadError }
-export type { Decompressor }
+
 import {
   isPrimitive,
   parsePrimitive,
@@ -30,7 +30,6 @@ import {
   type ListType,
   type MapType,
   type NestedField,
-  type Primitive,
   type Row,
   type Schema,
   type StructType,
@@ -168,7 +167,7 @@ class PlanContext {
 
   private planList(type: ListType, node: PNode): Plan {
     const repeated = node.children.length === 1 ? node.children[0] : undefined
-    if (!repeated || repeated.element.repetition_type !== 'REPEATED') {
+    if (repeated?.element.repetition_type !== 'REPEATED') {
       throw new ParquetReadError(`column ${node.path.join('.')} is not a Parquet list`)
     }
     // 3-level lists (the spec's, everyone's today); the backward-compatibility rules of
@@ -183,7 +182,7 @@ class PlanContext {
 
   private planMap(type: MapType, node: PNode, name: string): Plan {
     const repeated = node.children.length === 1 ? node.children[0] : undefined
-    if (!repeated || repeated.element.repetition_type !== 'REPEATED' || isLeaf(repeated) || repeated.children.length < 1) {
+    if (repeated?.element.repetition_type !== 'REPEATED' || isLeaf(repeated) || repeated.children.length < 1) {
       throw new ParquetReadError(`column ${node.path.join('.')} (${name}) is not a Parquet map`)
     }
     const keyNode = (this.byId ? this.child(repeated, type['key-id'], 'key') : undefined) ?? repeated.children[0]

@@ -113,7 +113,7 @@ function floatRange(values: Float32Array | Float64Array, count: number): { range
   let any = false
   for (let i = 0; i < count; i++) {
     const v = values[i]
-    if (v !== v) {
+    if (Number.isNaN(v)) {
       nans++
       continue
     }

@@ -6,7 +6,7 @@
 
 export const T = { TRUE: 1, FALSE: 2, BYTE: 3, I16: 4, I32: 5, I64: 6, DOUBLE: 7, BINARY: 8, LIST: 9, SET: 10, MAP: 11, STRUCT: 12 } as const
 
-export interface TField {
+interface TField {
   id: number
   type: number
   value: TValue

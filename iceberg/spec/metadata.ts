@@ -11,7 +11,7 @@ import { parseLossless, stringifyLossless } from './json.ts'
 import { buildPartitionSpec, lastAssignedFieldId, PARTITION_FIELD_ID_START, type PartitionFieldInput, type PartitionSpec } from './partition.ts'
 import type { IcebergType, NestedField, Schema } from './types.ts'
 
-export type FormatVersion = 1 | 2 | 3
+type FormatVersion = 1 | 2 | 3
 
 export interface SnapshotSummary {
   operation: 'append' | 'replace' | 'overwrite' | 'delete' | string
@@ -44,7 +44,7 @@ export interface SnapshotRef {
   [unknown: string]: unknown
 }
 
-export interface SnapshotLogEntry {
+interface SnapshotLogEntry {
   'timestamp-ms': number
   'snapshot-id': bigint
 }
@@ -53,7 +53,7 @@ export interface MetadataLogEntry {
   'metadata-file': string
 }
 
-export interface SortField {
+interface SortField {
   transform: string
   'source-id': number
   direction: 'asc' | 'desc'
@@ -266,7 +266,7 @@ export function branchSnapshotId(m: TableMetadata, branch = 'main'): bigint | nu
   return id === undefined || id === null || id < 0n ? null : id
 }
 
-export function snapshotById(m: TableMetadata, id: bigint): Snapshot | undefined {
+function snapshotById(m: TableMetadata, id: bigint): Snapshot | undefined {
   return m.snapshots.find((s) => s['snapshot-id'] === id)
 }
 

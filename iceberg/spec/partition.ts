@@ -35,14 +35,14 @@ export class PartitionSpecError extends Error {
 
 // ---------- schema lookups ----------
 
-export interface FieldLocation {
+interface FieldLocation {
   field: NestedField
   /** Field names from the row root, e.g. ['payload', 'ts']. */
   path: string[]
 }
 
 /** Finds a field by id, descending only through structs (partition sources may not sit in lists or maps). */
-export function findField(schema: { fields: NestedField[] }, id: number, prefix: string[] = []): FieldLocation | undefined {
+function findField(schema: { fields: NestedField[] }, id: number, prefix: string[] = []): FieldLocation | undefined {
   for (const f of schema.fields) {
     if (f.id === id) return { field: f, path: [...prefix, f.name] }
     if (typeof f.type === 'object' && f.type.type === 'struct') {
@@ -54,7 +54,7 @@ export function findField(schema: { fields: NestedField[] }, id: number, prefix:
 }
 
 /** Finds a field by dotted name (`a.b`), through structs. */
-export function findFieldByName(schema: { fields: NestedField[] }, name: string): FieldLocation | undefined {
+function findFieldByName(schema: { fields: NestedField[] }, name: string): FieldLocation | undefined {
   const parts = name.split('.')
   let fields = schema.fields
   const path: string[] = []
@@ -79,7 +79,7 @@ export interface PartitionFieldInput {
 }
 
 /** The default partition field name Java's and PyIceberg's builders give (`ts_day`, `id_bucket`, ...). */
-export function defaultPartitionFieldName(sourceName: string, t: Transform): string {
+function defaultPartitionFieldName(sourceName: string, t: Transform): string {
   switch (t.kind) {
     case 'identity':
       return sourceName

@@ -13,7 +13,7 @@ export type Transform =
   /** A transform this library does not know: readable, never writable (spec: writers must not commit with it). */
   | { kind: 'unknown'; name: string }
 
-export class TransformError extends Error {
+class TransformError extends Error {
   constructor(message: string) {
     super(message)
     this.name = 'TransformError'
@@ -142,10 +142,12 @@ function murmur3(bytes: Uint8Array): number {
   let k = 0
   const tail = blocks * 4
   switch (bytes.length & 3) {
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: murmur3's tail falls through, as the reference implementation
     case 3:
-      k ^= bytes[tail + 2] << 16 // falls through
+      k ^= bytes[tail + 2] << 16
+    // biome-ignore lint/suspicious/noFallthroughSwitchClause: murmur3's tail falls through, as the reference implementation
     case 2:
-      k ^= bytes[tail + 1] << 8 // falls through
+      k ^= bytes[tail + 1] << 8
     case 1:
       k ^= bytes[tail]
       k = Math.imul(k, c1)

@@ -28,7 +28,7 @@ import {
   type Value,
 } from './types.ts'
 
-export type RejectReason = 'missing_required' | 'unknown_field' | 'type_mismatch' | 'unsupported_type' | 'not_an_object'
+type RejectReason = 'missing_required' | 'unknown_field' | 'type_mismatch' | 'unsupported_type' | 'not_an_object'
 
 export interface Reject {
   reason: RejectReason
@@ -147,7 +147,7 @@ function compileStruct(struct: StructType, ctx: Context): CompiledStruct {
     convertObject(obj, prefix, rejects) {
       const out: { [name: string]: Value } = {}
       for (const f of fields) {
-        const v = Object.prototype.hasOwnProperty.call(obj, f.name) ? obj[f.name] : undefined
+        const v = Object.hasOwn(obj, f.name) ? obj[f.name] : undefined
         if (v === undefined && f.writeDefault !== undefined) {
           out[f.name] = f.writeDefault
         } else if (v === undefined || v === null) {
@@ -311,7 +311,7 @@ function compilePrimitive(name: string, ctx: Context): Convert {
     case 'double': {
       const round = p.kind === 'float' ? Math.fround : (x: number) => x
       return (v, path, r) => {
-        if (typeof v === 'string' && Object.prototype.hasOwnProperty.call(NON_FINITE, v)) return NON_FINITE[v]
+        if (typeof v === 'string' && Object.hasOwn(NON_FINITE, v)) return NON_FINITE[v]
         const text = numberText(v)
         if (text === undefined) return bad(r, path, v)
         const x = round(Number(text))

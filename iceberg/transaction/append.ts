@@ -42,7 +42,7 @@ export interface AppendManifestsInput {
 export type AppendManifests = (input: AppendManifestsInput) => Promise<ManifestFile[]>
 
 /** A fast append's manifests: the new one first, the parent's carried over unchanged. */
-export const fastAppendManifests: AppendManifests = async ({ added, parent }) => [added, ...parent]
+const fastAppendManifests: AppendManifests = async ({ added, parent }) => [added, ...parent]
 
 /**
  * A fast append: one new manifest with the data files, the parent's manifests carried over.

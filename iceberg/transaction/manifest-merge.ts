@@ -27,11 +27,11 @@ import { partitionType, type PartitionSpec } from '../spec/partition.ts'
 import type { Schema } from '../spec/types.ts'
 import { manifestLocation } from './snapshot.ts'
 
-export const MANIFEST_MERGE_ENABLED = 'commit.manifest-merge.enabled'
-export const MANIFEST_MIN_MERGE_COUNT = 'commit.manifest.min-count-to-merge'
-export const MANIFEST_TARGET_SIZE_BYTES = 'commit.manifest.target-size-bytes'
-export const DEFAULT_MIN_MERGE_COUNT = 100
-export const DEFAULT_MANIFEST_TARGET_SIZE_BYTES = 8 * 1024 * 1024
+const MANIFEST_MERGE_ENABLED = 'commit.manifest-merge.enabled'
+const MANIFEST_MIN_MERGE_COUNT = 'commit.manifest.min-count-to-merge'
+const MANIFEST_TARGET_SIZE_BYTES = 'commit.manifest.target-size-bytes'
+const DEFAULT_MIN_MERGE_COUNT = 100
+const DEFAULT_MANIFEST_TARGET_SIZE_BYTES = 8 * 1024 * 1024
 
 export interface MergeSettings {
   enabled: boolean

@@ -8,7 +8,7 @@ import { appendWith, type AppendOptions, type AppendResult } from './append.ts'
 import type { DataFile } from '../manifest/manifest.ts'
 import { ManifestMerger } from './manifest-merge.ts'
 
-export { mergeSettings, MANIFEST_MERGE_ENABLED, MANIFEST_MIN_MERGE_COUNT, MANIFEST_TARGET_SIZE_BYTES } from './manifest-merge.ts'
+export { mergeSettings } from './manifest-merge.ts'
 
 /**
  * Appends `files` in one snapshot, merging small manifests per the table's properties (read on

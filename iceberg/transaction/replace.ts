@@ -14,7 +14,7 @@
 // conflict each attempt re-reads the fresh base, checks that every removed file is still live
 // (PlanStale if not: plan again), and writes the rewritten manifests and the manifest list for it.
 
-import { type Catalog, type LoadedTable } from '../catalog/index.ts'
+import type { Catalog, LoadedTable } from '../catalog/index.ts'
 import { PlanStale, transact, type Change, type RetryPolicy, type TransactOptions } from './transact.ts'
 import {
   hasLiveFiles,

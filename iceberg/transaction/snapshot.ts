@@ -66,7 +66,7 @@ export function planSnapshot(base: TableMetadata, options: PlanOptions = {}): Sn
 }
 
 /** Where a commit's metadata files go: `write.metadata.path` or `<location>/metadata`. */
-export function metadataDir(base: TableMetadata): string {
+function metadataDir(base: TableMetadata): string {
   return (base.properties['write.metadata.path'] ?? `${base.location}/metadata`).replace(/\/+$/, '')
 }
 

@@ -21,7 +21,7 @@ export interface EncodedFile {
 export class WriterRefused extends Error {}
 
 /** Rows per row group unless the table says otherwise (`write.parquet.row-group-limit`, as PyIceberg names it). */
-export const DEFAULT_ROW_GROUP_ROWS = 131_072
+const DEFAULT_ROW_GROUP_ROWS = 131_072
 
 interface OpenFile {
   partition: PartitionRecord
@@ -69,7 +69,7 @@ export class PartitionedWriter {
     let i = 0
     const out: EncodedFile[] = []
     for (const [path, f] of this.files) {
-      let encoded
+      let encoded: ReturnType<ColumnFileWriter['finish']>
       try {
         this.flush(f)
         encoded = f.writer.finish()

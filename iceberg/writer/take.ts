@@ -63,12 +63,12 @@ function copyRows(col: ColumnData, to: ColumnBuilder, indices: ArrayLike<number>
   }
   // value index of each row: rows before it that have a value
   const present = col.present
-  let valueOf: (row: number) => number
+  let valueAt: (row: number) => number
   if (present) {
     const at = new Int32Array(present.length + 1)
     for (let r = 0; r < present.length; r++) at[r + 1] = at[r] + present[r]
-    valueOf = (row) => (present[row] ? at[row] : -1)
-  } else valueOf = (row) => row
+    valueAt = (row) => (present[row] ? at[row] : -1)
+  } else valueAt = (row) => row
   const data = col.data
   const raw =
     data.physical === 'BYTE_ARRAY'
@@ -80,7 +80,7 @@ function copyRows(col: ColumnData, to: ColumnBuilder, indices: ArrayLike<number>
           : new Uint8Array(data.values.buffer, data.values.byteOffset, data.values.byteLength)
   const width = to.width
   for (let i = 0; i < indices.length; i++) {
-    const k = valueOf(indices[i])
+    const k = valueAt(indices[i])
     if (k < 0) {
       to.appendNull()
       continue

@@ -20,7 +20,7 @@ import { S3Client } from '../../iceberg/io/s3.ts'
 import { runPython, toExact } from '../support/python.ts'
 import { Cleanup, deadline, fmt, type BenchStack } from './common.ts'
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url))
 const TIME = '/usr/bin/time'
 
@@ -36,7 +36,7 @@ export function envInt(name: string, fallback: number): number {
 }
 
 /** BENCH_RUNS (default 3). */
-export const RUNS = envInt('BENCH_RUNS', 3)
+const RUNS = envInt('BENCH_RUNS', 3)
 
 // ---- the bench's life: load average, deadline, children -------------------------------------------
 
@@ -87,7 +87,7 @@ export async function runBench(b: Bench, body: () => Promise<void>): Promise<voi
   }
 }
 
-export function loadText(l: number[] = os.loadavg()): string {
+function loadText(l: number[] = os.loadavg()): string {
   return `${l.map((x) => x.toFixed(2)).join(' ')} (1/5/15 min) on ${os.availableParallelism()} cores`
 }
 
@@ -165,7 +165,7 @@ export function lastJson(stdout: string, what: string): Record<string, any> {
 }
 
 /** JSON log lines of a child (the roller's), parsed losslessly. */
-export function jsonLines(stdout: string): Array<Record<string, any>> {
+function jsonLines(stdout: string): Array<Record<string, any>> {
   return stdout
     .split('\n')
     .filter((l) => l.startsWith('{'))
@@ -185,7 +185,7 @@ export interface Expected {
   distinct?: Record<string, number>
 }
 
-export interface ReadBackCheck {
+interface ReadBackCheck {
   side: string
   table: string
   expected: Expected
@@ -196,7 +196,7 @@ export interface ReadBackCheck {
  * exactly the expected rows and sums; throws, naming every difference, otherwise.
  * Answers one line per table for the log.
  */
-export async function readBack(catalogArgs: string[], checks: ReadBackCheck[]): Promise<string[]> {
+async function readBack(catalogArgs: string[], checks: ReadBackCheck[]): Promise<string[]> {
   const sums = [...new Set(checks.flatMap((c) => Object.keys(c.expected.sums)))]
   const distinct = [...new Set(checks.flatMap((c) => Object.keys(c.expected.distinct ?? {})))]
   const args = [
@@ -210,12 +210,12 @@ export async function readBack(catalogArgs: string[], checks: ReadBackCheck[]): 
 }
 
 /** readback.py's answer, numbers made exact (toExact). */
-export interface ReadBackOutput {
+interface ReadBackOutput {
   tables: Record<string, { rows: bigint; sums: Record<string, string>; distinct: Record<string, bigint>; snapshot_id: bigint | null; data_files: bigint }>
 }
 
 /** Each table against what it must hold; throws naming every difference. */
-export function compareReadBack(out: ReadBackOutput, checks: ReadBackCheck[]): string[] {
+function compareReadBack(out: ReadBackOutput, checks: ReadBackCheck[]): string[] {
   const problems: string[] = []
   const lines: string[] = []
   for (const c of checks) {
@@ -247,7 +247,7 @@ export function compareReadBack(out: ReadBackOutput, checks: ReadBackCheck[]): s
 
 // ---- side by side -----------------------------------------------------------------------------------
 
-export interface SideResult {
+interface SideResult {
   /** The work alone (no interpreter start-up, imports or catalog construction), seconds. */
   workSeconds: number
   /** The whole child process, seconds. */
@@ -295,7 +295,7 @@ export async function sideBySide<C>(
   return result
 }
 
-export function median(xs: number[]): number {
+function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2

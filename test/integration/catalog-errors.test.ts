@@ -20,7 +20,7 @@ let ns: string
 let table: string
 
 const admin = () => stack().adminKey
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const restError = (status: number, type: string) => ({
   status,
   headers: { 'content-type': 'application/json' },
@@ -52,7 +52,7 @@ const routes = (wh: string, t: string) => ({
 
 const commitRule = (action: FaultAction, times?: number) => {
   const [n, t] = table.split('.')
-  return proxy.rule({ method: 'POST', path: new RegExp(`^/v1/namespaces/${escape(n)}/tables/${escape(t)}$`), action, times })
+  return proxy.rule({ method: 'POST', path: new RegExp(`^/v1/namespaces/${escapeRegExp(n)}/tables/${escapeRegExp(t)}$`), action, times })
 }
 
 const tableDoc = async () => {

@@ -62,7 +62,10 @@ function readEnv(): Record<string, string> {
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
     const s = createConnection({ port, host: '127.0.0.1' })
-    s.once('connect', () => (s.destroy(), resolve(true)))
+    s.once('connect', () => {
+      s.destroy()
+      resolve(true)
+    })
     s.once('error', () => resolve(false))
   })
 

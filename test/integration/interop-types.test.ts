@@ -233,9 +233,10 @@ async function writeTable(name: string, version: 2 | 3, fields: NestedField[], t
   const { table, snapshotId } = await fastAppend(catalog, created, files)
   const fieldIds = new Map<string, number>()
   const walk = (fs: NestedField[], prefix: string) =>
-    fs.forEach(
-      (x) => (fieldIds.set(prefix + x.name, x.id), typeof x.type !== 'string' && x.type.type === 'struct' && walk(x.type.fields, `${prefix}${x.name}.`)),
-    )
+    fs.forEach((x) => {
+      fieldIds.set(prefix + x.name, x.id)
+      if (typeof x.type !== 'string' && x.type.type === 'struct') walk(x.type.fields, `${prefix}${x.name}.`)
+    })
   walk(schema.fields, '')
   return { table: `${NS}.${name}`, metadataLocation: table.metadataLocation, snapshotId, files, fieldIds }
 }

@@ -4,7 +4,7 @@
 // second dedupe within the hour is 409 dedupe_too_soon. `lhbox sink dedupe <sink> --wait` waits for
 // it. The refusal limits, lowered, by calling the roller's dedupeTable. Tables read with PyIceberg.
 import { spawn } from 'node:child_process'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { currentSchema } from '../../iceberg/spec/metadata.ts'
 import { loadZstd } from '../../iceberg/parquet/zstd.ts'
 import { EdgeApi } from '../../roller/api.ts'

@@ -56,7 +56,7 @@ const s3Error = (code: string, status: number): FaultAction => ({
   body: `<?xml version="1.0"?><Error><Code>${code}</Code><Message>injected</Message></Error>`,
 })
 const B = () => stack().s3.bucket
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /** Healthy again: the next tick catches up, every row once, the ledger committed, the intake empty. */
 async function healthyTick(sink: TestSink, expected: number[], snapshots: number): Promise<TickResult> {
@@ -216,7 +216,7 @@ describe('catalog faults through a proxy in front of an Iceberg REST catalog', {
       ['b', rowsOf(3, 2)],
     ])
     const [ns, name] = sink.table.split('.')
-    const commitPath = new RegExp(`^/v1/namespaces/${escape(ns)}/tables/${escape(name)}$`)
+    const commitPath = new RegExp(`^/v1/namespaces/${escapeRegExp(ns)}/tables/${escapeRegExp(name)}$`)
     const rule = catalogProxy.rule({ method: 'POST', path: commitPath, body: /add-snapshot/, action, times })
     return { sink, rule, commits: () => catalogProxy.count('POST', commitPath) }
   }

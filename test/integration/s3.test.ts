@@ -8,7 +8,7 @@ const servers: Array<[string, () => S3Config]> = [
   ['versitygw', () => stack().gateway],
 ]
 
-describe.each(servers)('S3 conformance: %s', (name, config) => {
+describe.each(servers)('S3 conformance: %s', (_name, config) => {
   const prefix = `conformance/${Date.now()}-${Math.random().toString(36).slice(2)}/`
 
   it('PUTs with metadata headers, then GETs and HEADs them back', async () => {

@@ -311,6 +311,7 @@ describe('the roller’s view, lease and report', () => {
   it('checks the roll report: 404 for an unknown sink, 400 for a numeric snapshot id', async () => {
     const secret = stack().bootstrapSecret
     expectError(await call('/internal/sinks/snk_00000000deadbeef/roll', { key: secret, json: { roller: 'a', roll_id: 'r' } }), 404, 'sink_not_found')
+    // biome-ignore lint/correctness/noPrecisionLoss: the number a careless client sends (the edge must refuse it)
     const bad = { roller: 'a', roll_id: 'r', consumed: [{ batch_ids: ['x'], snapshot_id: 9223372036854775807 }] }
     expectError(await call(`/internal/sinks/${sink.id}/roll`, { key: secret, json: bad }), 400, 'invalid_request')
     expectError(await call(`/internal/sinks?roller=a&lease_seconds=5`, { key: secret }), 400, 'invalid_request')

@@ -23,7 +23,7 @@ import type { S3Config } from '../../iceberg/io/s3.ts'
 const run = promisify(execFile)
 
 /** Top-level pins (the ones the tests are about). */
-export const PYTHON_REQUIREMENTS_TOP = [
+const PYTHON_REQUIREMENTS_TOP = [
   'pyiceberg[pyarrow,sql-postgres,pyiceberg-core]==0.12.0',
   'duckdb==1.5.5',
   // DuckDB extensions as PyPI wheels, loaded from their files (no download from extensions.duckdb.org).
@@ -35,7 +35,7 @@ export const PYTHON_REQUIREMENTS_TOP = [
 ]
 
 /** Everything pip resolves the top-level pins to (python 3.11, checked 2026-11), pinned too. */
-export const PYTHON_REQUIREMENTS_LOCKED = [
+const PYTHON_REQUIREMENTS_LOCKED = [
   'annotated-types==0.8.0',
   'cachetools==8.0.2',
   'certifi==2026.10.19.post1',
@@ -67,7 +67,7 @@ export const PYTHON_REQUIREMENTS_LOCKED = [
   'zstandard==0.25.0',
 ]
 
-export const PYTHON_REQUIREMENTS = [...PYTHON_REQUIREMENTS_TOP, ...PYTHON_REQUIREMENTS_LOCKED]
+const PYTHON_REQUIREMENTS = [...PYTHON_REQUIREMENTS_TOP, ...PYTHON_REQUIREMENTS_LOCKED]
 
 export const INTEROP_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'interop')
 
@@ -217,16 +217,6 @@ export function s3Args(s3: S3Config): string[] {
 export function sqlCatalogArgs(opts: { databaseUrl: string; catalogName: string; s3: S3Config; warehouse?: string }): string[] {
   const args = ['--sql-uri', opts.databaseUrl, '--catalog-name', opts.catalogName, ...s3Args(opts.s3)]
   if (opts.warehouse) args.push('--warehouse', opts.warehouse)
-  return args
-}
-
-/** PyIceberg RestCatalog. */
-export function restCatalogArgs(opts: { uri: string; s3?: S3Config; warehouse?: string; token?: string; credential?: string; catalogName?: string }): string[] {
-  const args = ['--rest-uri', opts.uri, '--catalog-name', opts.catalogName ?? 'rest']
-  if (opts.warehouse) args.push('--warehouse', opts.warehouse)
-  if (opts.token) args.push('--rest-token', opts.token)
-  if (opts.credential) args.push('--rest-credential', opts.credential)
-  if (opts.s3) args.push(...s3Args(opts.s3))
   return args
 }
 

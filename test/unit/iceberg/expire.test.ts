@@ -164,7 +164,11 @@ async function referencedExist(t: LoadedTable): Promise<number> {
   for (const s of t.metadata.snapshots) {
     await t.io.read(s['manifest-list']!)
     for (const m of (await readManifestList(await t.io.read(s['manifest-list']!))).manifests) {
-      for (const e of (await readManifest(await t.io.read(m.manifestPath))).entries) if (e.status !== DELETED) await t.io.read(e.dataFile.filePath), n++
+      for (const e of (await readManifest(await t.io.read(m.manifestPath))).entries)
+        if (e.status !== DELETED) {
+          await t.io.read(e.dataFile.filePath)
+          n++
+        }
     }
   }
   for (const e of t.metadata['metadata-log']) await t.io.read(e['metadata-file'])

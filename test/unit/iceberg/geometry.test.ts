@@ -31,8 +31,13 @@ function bytes(...parts: Array<['u8' | 'u32' | 'f64', number]>): Uint8Array {
   let o = 0
   for (const [t, x] of parts) {
     if (t === 'u8') v.setUint8(o++, x)
-    else if (t === 'u32') v.setUint32(o, x, true), (o += 4)
-    else v.setFloat64(o, x, true), (o += 8)
+    else if (t === 'u32') {
+      v.setUint32(o, x, true)
+      o += 4
+    } else {
+      v.setFloat64(o, x, true)
+      o += 8
+    }
   }
   return out
 }

@@ -20,7 +20,7 @@ import { readLiveFiles } from '../../../iceberg/transaction/replace.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, planSnapshot } from '../../../iceberg/transaction/snapshot.ts'
 import { appendFiles, mergeSettings } from '../../../iceberg/transaction/merge-append.ts'
 import { packEnd, specAndSchema } from '../../../iceberg/transaction/manifest-merge.ts'
-import { LOC, MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
+import { LOC, type MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
 
 const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
 const int = (v: number) => {

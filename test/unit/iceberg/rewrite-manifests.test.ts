@@ -9,7 +9,7 @@ import { currentSnapshot } from '../../../iceberg/spec/metadata.ts'
 import { readLiveFiles, replaceDataFiles } from '../../../iceberg/transaction/replace.ts'
 import { rewriteManifests } from '../../../iceberg/maintenance/rewrite-manifests.ts'
 import { appendFiles } from '../../../iceberg/transaction/merge-append.ts'
-import { LOC, MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
+import { LOC, type MemoryCatalog, partitionedTable as setup } from './memory-catalog.ts'
 
 const FAST = { attempts: 5, minBackoffMs: 1, maxBackoffMs: 2 }
 
