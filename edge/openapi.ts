@@ -33,7 +33,7 @@ const ERRORS = {
   401: 'Missing or unknown key',
   403: 'Too low a level, or send_only',
   404: 'Not found',
-  503: 'Database or bucket unavailable (Retry-After)',
+  503: 'Database, bucket or Iceberg catalog unavailable, or a commit whose outcome is unknown (Retry-After; failed names which)',
 }
 
 const OPERATIONS: Record<string, Record<string, Operation>> = {
@@ -48,10 +48,21 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     post: { summary: 'Create a table', auth: 'api_key', level: 'write', body: CreateTable, statuses: { 201: 'Created', 409: 'table_exists' } },
   },
   '/v1/tables/{warehouse}.{namespace}.{table}': {
-    get: { summary: 'A table: schema, partitioning, docs, snapshots', auth: 'api_key', level: 'read', statuses: { 200: 'The table' } },
+    get: {
+      summary: 'A table: schema, partitioning, docs, snapshots',
+      auth: 'api_key',
+      level: 'read',
+      statuses: { 200: 'The table', 404: 'table_not_found, namespace_not_found' },
+    },
   },
   '/v1/tables/{warehouse}.{namespace}.{table}/docs': {
-    patch: { summary: 'Describe a table and its columns (one commit)', auth: 'api_key', level: 'write', body: DocumentTable, statuses: { 200: 'The table' } },
+    patch: {
+      summary: 'Describe a table and its columns (one commit)',
+      auth: 'api_key',
+      level: 'write',
+      body: DocumentTable,
+      statuses: { 200: 'The table', 404: 'table_not_found, namespace_not_found', 409: 'commit_conflict' },
+    },
   },
   '/v1/sinks': {
     get: { summary: 'List sinks (?warehouse=, ?include_deleted=true)', auth: 'api_key', level: 'read', statuses: { 200: 'Sinks' } },
