@@ -18,9 +18,9 @@ import type { Catalog, LoadedTable } from '../catalog/index.ts'
 import { PlanStale, transact, type RetryPolicy, type TransactOptions } from '../transaction/transact.ts'
 import { compareValues } from '../spec/bounds.ts'
 import { EXISTING, hasLiveFiles, readManifestList, writeManifest, writeManifestList, type ManifestFile } from '../manifest/manifest.ts'
-import { currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
+import { currentSnapshot, type Snapshot, type SnapshotSummary } from '../spec/metadata.ts'
 import { readLiveFiles, type LiveEntry, type ManifestCache, type TableFiles } from '../transaction/replace.ts'
-import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from '../transaction/snapshot.ts'
+import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot, writableFormat } from '../transaction/snapshot.ts'
 import { mergeSettings, specAndSchema } from '../transaction/manifest-merge.ts'
 
 export interface RewriteManifestsOptions {
@@ -97,12 +97,6 @@ function byPartition(a: LiveEntry, b: LiveEntry): number {
   return a.entry.dataFile.filePath < b.entry.dataFile.filePath ? -1 : a.entry.dataFile.filePath > b.entry.dataFile.filePath ? 1 : 0
 }
 
-function formatOf(meta: TableMetadata): 2 | 3 {
-  const v = meta['format-version']
-  if (v !== 2 && v !== 3) throw new Error(`rewriting format-version ${v} tables is not supported`)
-  return v
-}
-
 /** Java's BaseRewriteManifests summary; totals carried from the parent (no file changed). */
 function rewriteManifestsSummary(parent: Snapshot | undefined, counts: { created: number; kept: number; replaced: number; entries: number }): SnapshotSummary {
   const summary: SnapshotSummary = {
@@ -138,7 +132,7 @@ async function writeGroups(
     const sorted = [...g.entries].sort(byPartition)
     const write = (slice: LiveEntry[]) =>
       writeManifest({
-        formatVersion: formatOf(base.metadata),
+        formatVersion: writableFormat(base.metadata),
         ...specAndSchema(base.metadata, g.specId),
         snapshotId,
         manifestPath: manifestLocation(base.metadata, commitUuid, n++),
@@ -237,7 +231,7 @@ export async function rewriteManifests(catalog: Catalog, table: LoadedTable, opt
         p.kept = keep.length
         const plan = planSnapshot(fresh.metadata, { snapshotId: p.snapshotId })
         const list = await writeManifestList({
-          formatVersion: formatOf(fresh.metadata),
+          formatVersion: writableFormat(fresh.metadata),
           snapshotId: p.snapshotId,
           parentSnapshotId: plan.parentSnapshotId,
           sequenceNumber: plan.sequenceNumber,

@@ -17,7 +17,7 @@ import { parquetMetadata } from 'hyparquet'
 import { buildersFor, layoutOf, type Layout } from './builders.ts'
 import { decompressorsOf, isLeaf, schemaTree, type PNode } from './pages.ts'
 import { readDataFile, type ReadDataFileOptions } from './read-rows.ts'
-import { converter, ParquetReadError } from './values.ts'
+import { converter, ParquetReadError, unitOf } from './values.ts'
 import type { NestedField, Primitive, Row, Schema } from '../spec/types.ts'
 import type { ColumnBatch, ColumnData, ColumnValues } from './columns.ts'
 import { readFlatChunk, type RawChunk } from './read-pages.ts'
@@ -107,20 +107,6 @@ function selectFields(schema: Schema, columns: string[] | undefined): NestedFiel
 }
 
 const pathEquals = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i])
-
-function unitOf(e: SchemaElement): string | undefined {
-  const lt = e.logical_type
-  if (lt && (lt.type === 'TIMESTAMP' || lt.type === 'TIME')) return lt.unit
-  switch (e.converted_type) {
-    case 'TIMESTAMP_MILLIS':
-    case 'TIME_MILLIS':
-      return 'MILLIS'
-    case 'TIMESTAMP_MICROS':
-    case 'TIME_MICROS':
-      return 'MICROS'
-  }
-  return undefined
-}
 
 /** Whether the file's values are already the layout's bytes, or one of the cheap widenings. */
 function wayOf(p: Primitive, layout: Layout, width: number, e: SchemaElement): Way {

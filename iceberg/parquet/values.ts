@@ -14,7 +14,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 type Unit = 'MILLIS' | 'MICROS' | 'NANOS'
 
-function unitOf(e: SchemaElement): Unit | undefined {
+/** The time unit of a TIMESTAMP/TIME column, from its logical type or its older converted type. */
+export function unitOf(e: SchemaElement): Unit | undefined {
   const lt = e.logical_type
   if (lt && (lt.type === 'TIMESTAMP' || lt.type === 'TIME')) return lt.unit as Unit
   switch (e.converted_type) {

@@ -2,8 +2,17 @@
 // or merged (merge-append.ts), committed through transact with a fixed snapshot id.
 import type { Catalog, LoadedTable } from '../catalog/index.ts'
 import { hasLiveFiles, readManifestList, writeManifest, writeManifestList, type DataFile, type ManifestFile } from '../manifest/manifest.ts'
-import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../spec/metadata.ts'
-import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
+import { currentSchema, currentSnapshot, defaultSpec } from '../spec/metadata.ts'
+import {
+  appendSnapshot,
+  appendSummary,
+  commitChanges,
+  manifestListLocation,
+  manifestLocation,
+  newSnapshotId,
+  planSnapshot,
+  writableFormat,
+} from './snapshot.ts'
 import { transact, type RetryPolicy, type TransactOptions } from './transact.ts'
 
 export interface AppendOptions {
@@ -74,7 +83,7 @@ export async function appendWith(
         const meta = base.metadata
         const manifestPath = manifestLocation(meta, commitUuid, 0)
         const written = await writeManifest({
-          formatVersion: formatOf(meta),
+          formatVersion: writableFormat(meta),
           schema: currentSchema(meta),
           spec: defaultSpec(meta),
           snapshotId,
@@ -92,7 +101,7 @@ export async function appendWith(
         const previous = parent?.['manifest-list'] ? (await readManifestList(await base.io.read(parent['manifest-list']))).manifests.filter(hasLiveFiles) : []
         const manifests = await manifestsFor({ base, snapshotId, added, files, parent: previous })
         const list = await writeManifestList({
-          formatVersion: formatOf(base.metadata),
+          formatVersion: writableFormat(base.metadata),
           snapshotId,
           parentSnapshotId: plan.parentSnapshotId,
           sequenceNumber: plan.sequenceNumber,
@@ -108,10 +117,4 @@ export async function appendWith(
     { retry: opts.retry, onRetry: opts.onRetry },
   )
   return { table: done!.table, snapshotId, unknownOutcome: done!.unknownOutcome }
-}
-
-function formatOf(meta: TableMetadata): 2 | 3 {
-  const v = meta['format-version']
-  if (v !== 2 && v !== 3) throw new Error(`writing to format-version ${v} tables is not supported`)
-  return v
 }

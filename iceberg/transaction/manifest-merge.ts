@@ -25,7 +25,7 @@ import { ADDED, DELETED, EXISTING, inheritFromManifest, readManifest, writeManif
 import { currentSchema, type TableMetadata } from '../spec/metadata.ts'
 import { partitionType, type PartitionSpec } from '../spec/partition.ts'
 import type { Schema } from '../spec/types.ts'
-import { manifestLocation } from './snapshot.ts'
+import { manifestLocation, writableFormat } from './snapshot.ts'
 
 const MANIFEST_MERGE_ENABLED = 'commit.manifest-merge.enabled'
 const MANIFEST_MIN_MERGE_COUNT = 'commit.manifest.min-count-to-merge'
@@ -73,12 +73,6 @@ export function packEnd<T>(items: T[], targetWeight: number, weight: (item: T) =
   }
   if (open) bins.push(open)
   return bins.reverse().map((bin) => bin.reverse())
-}
-
-function formatOf(meta: TableMetadata): 2 | 3 {
-  const v = meta['format-version']
-  if (v !== 2 && v !== 3) throw new Error(`writing to format-version ${v} tables is not supported`)
-  return v
 }
 
 function specOf(meta: TableMetadata, specId: number) {
@@ -174,7 +168,13 @@ export class ManifestMerger {
       }
     }
     const manifestPath = manifestLocation(base.metadata, this.commitUuid, this.next++)
-    const written = await writeManifest({ formatVersion: formatOf(base.metadata), ...specAndSchema(base.metadata, specId), snapshotId, manifestPath, entries })
+    const written = await writeManifest({
+      formatVersion: writableFormat(base.metadata),
+      ...specAndSchema(base.metadata, specId),
+      snapshotId,
+      manifestPath,
+      entries,
+    })
     // A merge must carry every live file of its bin: counts differing means a manifest was misread.
     const expected = bin.reduce((n, m) => n + live(m), 0)
     const known = bin.every((m) => m.addedFilesCount !== null && m.existingFilesCount !== null) // v1 lists may leave counts out

@@ -31,7 +31,7 @@ import {
 } from '../manifest/manifest.ts'
 import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
 import type { PartitionRecord } from '../spec/partition.ts'
-import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot } from './snapshot.ts'
+import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot, writableFormat } from './snapshot.ts'
 
 export interface LiveEntry {
   manifest: ManifestFile
@@ -138,12 +138,6 @@ export function replaceSummary(parent: Snapshot | undefined, added: Array<{ spec
   return summary
 }
 
-function formatOf(meta: TableMetadata): 2 | 3 {
-  const v = meta['format-version']
-  if (v !== 2 && v !== 3) throw new Error(`rewriting format-version ${v} tables is not supported`)
-  return v
-}
-
 function specOf(meta: TableMetadata, specId: number) {
   const spec = meta['partition-specs'].find((s) => s['spec-id'] === specId)
   if (!spec) throw new Error(`partition spec ${specId} is not in the table metadata`)
@@ -175,7 +169,7 @@ export async function prepareReplace(table: LoadedTable, input: ReplaceInput): P
   for (const [specId, files] of bySpec) {
     const manifestPath = manifestLocation(table.metadata, commitUuid, n++)
     const m = await writeManifest({
-      formatVersion: formatOf(table.metadata),
+      formatVersion: writableFormat(table.metadata),
       schema: currentSchema(table.metadata),
       spec: specOf(table.metadata, specId),
       snapshotId,
@@ -194,7 +188,7 @@ export async function prepareReplace(table: LoadedTable, input: ReplaceInput): P
     if (missing.length) throw new PlanStale(`${missing.length} file(s) to rewrite are no longer live, e.g. ${missing[0]}`)
     input.validate?.(files, base)
 
-    const formatVersion = formatOf(base.metadata)
+    const formatVersion = writableFormat(base.metadata)
     const plan = planSnapshot(base.metadata, { snapshotId })
     const deletedEntries = files.data.filter((x) => input.deleted.has(x.entry.dataFile.filePath))
     const touched = new Set(deletedEntries.map((x) => x.manifest.manifestPath))

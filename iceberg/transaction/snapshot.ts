@@ -43,10 +43,16 @@ export interface PlanOptions {
   timestampMs?: number
 }
 
+/** The table's format version, when we write it (v2 and v3); v1 tables are read only. */
+export function writableFormat(meta: TableMetadata): 2 | 3 {
+  const v = meta['format-version']
+  if (v !== 2 && v !== 3) throw new Error(`writing to format-version ${v} tables is not supported`)
+  return v
+}
+
 /** Fixes what a new snapshot on `base` will be: id, parent, sequence number, time and (v3) first row id. */
 export function planSnapshot(base: TableMetadata, options: PlanOptions = {}): SnapshotPlan {
-  const version = base['format-version']
-  if (version !== 2 && version !== 3) throw new Error(`writing to format-version ${version} tables is not supported`)
+  const version = writableFormat(base)
   const branch = options.branch ?? 'main'
   const parent = currentSnapshot(base, branch)
   let snapshotId = options.snapshotId ?? newSnapshotId()
