@@ -60,6 +60,13 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'worker-bundle-no-avro-manifest-or-parquet-writing',
+      comment: 'The Worker bundle (edge/index.ts and what it reaches) holds no Avro, manifest or Parquet-writing code (DESIGN.md, Doors).',
+      severity: 'error',
+      from: { path: '^edge/index\\.ts$' },
+      to: { path: '^iceberg/(avro|manifest|writer|maintenance)/|^iceberg/parquet/(write|data-file|flat|plain|delta|rle|general|zstd)\\.ts$', reachable: true },
+    },
+    {
       name: 'iceberg-imports-nothing-of-ours',
       comment: 'iceberg/ is a runtime-neutral library: it imports npm packages and itself, nothing else of ours.',
       severity: 'error',
