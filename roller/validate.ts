@@ -126,15 +126,20 @@ export class BatchChecker {
       // __ingest_ts is the batch's arrival, never the producer's say.
       if (value && typeof value === 'object' && !Array.isArray(value)) delete (value as Record<string, unknown>)[INGEST_TS]
       const result = toRow(this.schema, value, { formatVersion: this.formatVersion })
-      const nullKey = result.ok ? key.find((k) => result.row[k] === null || result.row[k] === undefined) : undefined
-      if (result.ok && nullKey === undefined) {
+      // A null (or absent) key value is key_null (spec, keyed sinks), also where the key column is
+      // required and toRow says missing_required.
+      const rejects: RowReject[] = result.ok
+        ? key.filter((k) => result.row[k] === null || result.row[k] === undefined).map((k) => ({ reason: 'key_null', field: k }))
+        : result.rejects.map((r) =>
+            r.reason === 'missing_required' && r.field !== undefined && key.includes(r.field) ? { reason: 'key_null', field: r.field } : r,
+          )
+      if (result.ok && rejects.length === 0) {
         result.row[INGEST_TS] = received
         checked.keyedRows.push(result.row)
         checked.rows++
         return
       }
       checked.rejected++
-      const rejects: RowReject[] = result.ok ? [{ reason: 'key_null', field: nullKey }] : result.rejects
       for (const r of rejects) checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(index), index, r, lines[index]))
     })
   }

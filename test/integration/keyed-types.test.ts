@@ -72,6 +72,28 @@ describe('key_null', () => {
   })
 })
 
+describe('key_null on a required key column', () => {
+  it('a null or a missing value in a required key column is key_null too (not missing_required); other rejects of the row stay', async () => {
+    const cols: Column[] = [
+      { name: 'x', type: 'long', required: true },
+      { name: 'who', type: 'string' },
+      { name: 'n', type: 'int' },
+    ]
+    const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
+    const batch = await sendOk(sink, [{ x: 1, who: 'ok' }, { x: null, who: 'null x' }, { who: 'missing x' }, { x: null, who: 'null x, bad n', n: 'three' }])
+    await tick(sink.id)
+    const s = await scan(await wh(), sink.table)
+    expect(s.rows.map((r) => [r.x, r.who])).toEqual([[1n, 'ok']])
+    const lines = await rejectsOf(sink.id, batch)
+    expect(lines.map((l) => [l.index, l.reason, l.field, l.row.who])).toEqual([
+      [1, 'key_null', 'x', 'null x'],
+      [2, 'key_null', 'x', 'missing x'],
+      [3, 'key_null', 'x', 'null x, bad n'],
+      [3, 'type_mismatch', 'n', 'null x, bad n'],
+    ])
+  })
+})
+
 describe('edges of a keyed roll', () => {
   it('a roll whose every row is key_null commits nothing; its batch is consumed, the rejects kept', async () => {
     const sink = await newSink(stack().adminKey, {
