@@ -101,10 +101,7 @@ async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opt
   if (problem) throw new Refused(problem.reason, problem.message)
   const files = await readLiveFiles(table)
   if (files.deletes.length > 0) throw new Refused('delete_files', 'the table has delete files')
-  const bytes = files.data.reduce((n, e) => n + Number(e.entry.dataFile.fileSizeInBytes), 0)
   const rows = files.data.reduce((n, e) => n + Number(e.entry.dataFile.recordCount), 0)
-  if (bytes > (opts.maxBytes ?? DEDUPE_MAX_BYTES))
-    throw new Refused('too_large', `${bytes} bytes of data files, past the ${opts.maxBytes ?? DEDUPE_MAX_BYTES}-byte limit`)
   if (rows > (opts.maxRows ?? DEDUPE_MAX_ROWS)) throw new Refused('too_many_rows', `${rows} rows, past the ${opts.maxRows ?? DEDUPE_MAX_ROWS}-row limit`)
   // Pass 1: the key columns and __ingest_ts of every row, to find the latest per key.
   const schema = currentSchema(table.metadata)
@@ -127,6 +124,13 @@ async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opt
   }
   const removed = losers.reduce((n, s) => n + s.size, 0)
   if (removed === 0) return null
+  // The spec's limit is on the files the dedupe rewrites (a file that loses every row is dropped, not rewritten).
+  const rewriteBytes = files.data.reduce(
+    (n, e, file) => (losers[file].size > 0 && losers[file].size < Number(e.entry.dataFile.recordCount) ? n + Number(e.entry.dataFile.fileSizeInBytes) : n),
+    0,
+  )
+  const maxBytes = opts.maxBytes ?? DEDUPE_MAX_BYTES
+  if (rewriteBytes > maxBytes) throw new Refused('too_large', `${rewriteBytes} bytes of data files to rewrite, past the ${maxBytes}-byte limit`)
 
   // Pass 2: drop the files that lost every row; rewrite the others without their losers.
   const dropped: LiveEntry[] = []

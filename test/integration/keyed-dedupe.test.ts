@@ -259,7 +259,7 @@ describe('dedupe', () => {
     expect(v).toMatchObject({ state: 'disabled', disabled_reason: 'upsert_table_unsupported' })
   })
 
-  it('refused past the limits (lowered): too_large, too_many_rows; nothing committed', async () => {
+  it('refused past the limits (lowered): too_large (bytes of the files it would rewrite), too_many_rows; nothing committed', async () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols }, sink: { key: ['x'] } })
     const wh = { sql: whId }
     await sendOk(sink, [
@@ -267,7 +267,11 @@ describe('dedupe', () => {
       { x: 2, who: 'roll' },
     ])
     await tick(sink.id)
-    await pyAppend(wh, sink.table, [{ x: 1, who: 'py' }])
+    // PyIceberg's rows carry no __ingest_ts: the roll's rows win. Its file keeps x=3, so it is rewritten.
+    await pyAppend(wh, sink.table, [
+      { x: 1, who: 'py' },
+      { x: 3, who: 'py' },
+    ])
     const before = await scan(wh, sink.table)
 
     const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `kdedupe-limits-${uid()}` }))
@@ -278,16 +282,27 @@ describe('dedupe', () => {
       const catalog = warehouses.catalog(view)
       const compression = await loadZstd()
       const big = await dedupeTable(view, catalog, { rollId: `t-${uid()}`, compression, maxBytes: 100 })
-      expect(big).toMatchObject({ refused: 'too_large', message: expect.stringContaining('100-byte limit') })
-      const many = await dedupeTable(view, catalog, { rollId: `t-${uid()}`, compression, maxRows: 2 })
-      expect(many).toMatchObject({ refused: 'too_many_rows', message: expect.stringContaining('3 rows') })
+      expect(big).toMatchObject({ refused: 'too_large', message: expect.stringContaining('to rewrite, past the 100-byte limit') })
+      const many = await dedupeTable(view, catalog, { rollId: `t-${uid()}`, compression, maxRows: 3 })
+      expect(many).toMatchObject({ refused: 'too_many_rows', message: expect.stringContaining('4 rows') })
       expect((await scan(wh, sink.table)).snapshots).toHaveLength(before.snapshots.length)
       // At the limits exactly: done.
-      const ok = await dedupeTable(view, catalog, { rollId: `t-${uid()}`, compression, maxRows: 3 })
-      expect(ok).toMatchObject({ rows_removed: 1, files_dropped: 1, files_rewritten: 0 })
+      const ok = await dedupeTable(view, catalog, { rollId: `t-${uid()}`, compression, maxRows: 4 })
+      expect(ok).toMatchObject({ rows_removed: 1, files_dropped: 0, files_rewritten: 1 })
       expect(pairs((await scan(wh, sink.table)).rows)).toEqual([
         [1, 'roll'],
         [2, 'roll'],
+        [3, 'py'],
+      ])
+
+      // A table far over the byte limit whose dedupe only drops a file (every row of it lost): not refused.
+      await pyAppend(wh, sink.table, [{ x: 2, who: 'py again' }])
+      const dropOnly = await dedupeTable(view, catalog, { rollId: `t-${uid()}`, compression, maxBytes: 1 })
+      expect(dropOnly).toMatchObject({ rows_removed: 1, files_dropped: 1, files_rewritten: 0 })
+      expect(pairs((await scan(wh, sink.table)).rows)).toEqual([
+        [1, 'roll'],
+        [2, 'roll'],
+        [3, 'py'],
       ])
     } finally {
       await warehouses.close()
