@@ -3,7 +3,7 @@
 // restarted service would be) and ticked twice more. Read with PyIceberg: every good row exactly once
 // in exactly one append; nothing left in the intake, no marker; the ledger committed; lag 0.
 import type pg from 'pg'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { afterAll, beforeAll, describe, type ExpectStatic, it } from 'vitest'
 import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { rollerTick } from '../support/roller.ts'
 import { bucket, database, intakeKey, ledger, newSink, send, uid } from '../support/sinks.ts'
@@ -54,19 +54,7 @@ describe('the crash matrix', () => {
         expect(res.status).toBe(202)
         batches.push(batchId)
       }
-      const rollerId = `crash-${uid()}`
-      for (const killAt of kills) {
-        const t = await rollerTick({ sink: sink.id, killAt, rollerId })
-        expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
-      }
-      for (const batchId of batches.slice(0, deletedByHand)) {
-        expect(await bucket().head(intakeKey(sink.id, batchId)), batchId).not.toBeNull()
-        await bucket().delete(intakeKey(sink.id, batchId))
-      }
-      for (const n of [1, 2]) {
-        const t = await rollerTick({ sink: sink.id, rollerId })
-        expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
-      }
+      await killThenRestart(sink.id, batches, kills, deletedByHand, expect)
 
       // PyIceberg: each good row once, in exactly one append naming the three batches once.
       const scan = toExact(
@@ -128,19 +116,7 @@ describe('the crash matrix of an empty roll', () => {
         expect(res.status).toBe(202)
         batches.push(batchId)
       }
-      const rollerId = `crash-${uid()}`
-      for (const killAt of kills) {
-        const t = await rollerTick({ sink: sink.id, killAt, rollerId })
-        expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
-      }
-      for (const batchId of batches.slice(0, deletedByHand)) {
-        expect(await bucket().head(intakeKey(sink.id, batchId)), batchId).not.toBeNull()
-        await bucket().delete(intakeKey(sink.id, batchId))
-      }
-      for (const n of [1, 2]) {
-        const t = await rollerTick({ sink: sink.id, rollerId })
-        expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
-      }
+      await killThenRestart(sink.id, batches, kills, deletedByHand, expect)
       const scan = toExact(
         await runPython('pyiceberg_scan.py', [
           ...sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 }),
@@ -160,3 +136,24 @@ describe('the crash matrix of an empty roll', () => {
     },
   )
 })
+
+/**
+ * The roller killed at each of `kills` (each tick must die by SIGKILL), the first `deletedByHand`
+ * batches deleted by the test (a DeleteObjects the store applied in part), then two healthy ticks
+ * under the same roller id (a restarted service; the dead roller's lease is still held).
+ */
+async function killThenRestart(sinkId: string, batches: string[], kills: string[], deletedByHand: number, expect: ExpectStatic): Promise<void> {
+  const rollerId = `crash-${uid()}`
+  for (const killAt of kills) {
+    const t = await rollerTick({ sink: sinkId, killAt, rollerId })
+    expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
+  }
+  for (const batchId of batches.slice(0, deletedByHand)) {
+    expect(await bucket().head(intakeKey(sinkId, batchId)), batchId).not.toBeNull()
+    await bucket().delete(intakeKey(sinkId, batchId))
+  }
+  for (const n of [1, 2]) {
+    const t = await rollerTick({ sink: sinkId, rollerId })
+    expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
+  }
+}
