@@ -8,14 +8,20 @@ export const MAX_BODY_BYTES = 16 * 1024 * 1024
 /** Deepest nesting accepted, counting the outer array. Keeps the scanner's stack and the roller's parser bounded. */
 const MAX_DEPTH = 512
 
+/** How many more bytes of a refused upload are read and dropped before it is cancelled instead. */
+const DRAIN_LIMIT = 100 * 1024 * 1024
+
 const tooLarge = (limit: number) => new ApiError(413, 'payload_too_large', `the body exceeds ${limit} bytes`, { limit })
 
 /**
- * Reads a request body, cutting it as soon as more than `limit` bytes have arrived: the stream is
- * cancelled and nothing past the limit is buffered. `Content-Encoding: gzip` is decompressed on the fly
+ * Reads a request body, refusing it as soon as more than `limit` bytes have arrived: nothing past the
+ * limit is buffered; the rest is read and dropped (up to `drainLimit` more bytes, then cancelled). `Content-Encoding: gzip` is decompressed on the fly
  * and the limit applies to the decompressed bytes.
  */
-export async function readBody(body: ReadableStream<Uint8Array> | null, opts: { contentEncoding?: string | null; limit?: number } = {}): Promise<Uint8Array> {
+export async function readBody(
+  body: ReadableStream<Uint8Array> | null,
+  opts: { contentEncoding?: string | null; limit?: number; drainLimit?: number } = {},
+): Promise<Uint8Array> {
   const limit = opts.limit ?? MAX_BODY_BYTES
   // `Content-Encoding` is a list; identity is a no-op. One gzip layer is all we undo (x-gzip is its
   // old alias, RFC 9110 §8.4.1.3).
@@ -36,14 +42,14 @@ export async function readBody(body: ReadableStream<Uint8Array> | null, opts: { 
   // - caps the compressed bytes too: a stream of empty deflate blocks inflates to nothing and would
   //   otherwise never end. The slack covers deflate's worst case on incompressible input (5 bytes per
   //   64 KiB stored block) plus the header;
-  // - lets a refusal cancel the upload at once (a cancel also travels back through the pipe, but
-  //   only some ticks later).
+  // - leaves the upload to `refuse`, which drains it: a cancel of the pipe would cancel the client's
+  //   stream, and that breaks the runtime's connection (below).
   let sourceError: { error: unknown } | undefined
-  let cancelUpload = async (_reason: string) => {}
+  let upload: ReadableStreamDefaultReader<Uint8Array> | undefined
   if (gzip) {
     const compressedLimit = limit + Math.ceil(limit / 1024) + 1024
     const upstream = body.getReader()
-    cancelUpload = (reason) => upstream.cancel(reason).catch(() => {})
+    upload = upstream
     let compressed = 0
     const tapped = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -59,17 +65,25 @@ export async function readBody(body: ReadableStream<Uint8Array> | null, opts: { 
         if (compressed > compressedLimit) {
           const error = tooLarge(limit)
           sourceError = { error }
-          await upstream.cancel(error).catch(() => {})
           throw error
         }
         controller.enqueue(r.value)
       },
-      cancel: (reason) => upstream.cancel(reason),
     })
     source = tapped.pipeThrough(new DecompressionStream('gzip'))
   }
 
   const reader = source.getReader()
+  upload ??= reader
+  // A refused body is drained, not cancelled: workerd (and wrangler dev's proxy in front of it) loses
+  // the connection when a request body is cancelled unread, and the next request on it answers 503
+  // "Your worker restarted mid-request". Past the drain limit the upload is cancelled after all:
+  // a client sending that much is not owed a reusable connection.
+  const refuse = async (error: ApiError): Promise<never> => {
+    await drain(upload, opts.drainLimit ?? DRAIN_LIMIT)
+    if (upload !== reader) await reader.cancel().catch(() => {})
+    throw error
+  }
   const chunks: Uint8Array[] = []
   let total = 0
   for (;;) {
@@ -77,18 +91,16 @@ export async function readBody(body: ReadableStream<Uint8Array> | null, opts: { 
     try {
       r = await reader.read()
     } catch (error) {
-      if (!gzip || error instanceof ApiError) throw error
+      if (error instanceof ApiError) return refuse(error)
+      if (!gzip) throw error
       if (sourceError) throw sourceError.error
-      await cancelUpload('malformed gzip')
-      throw new ApiError(400, 'malformed_gzip', 'the body is not a valid gzip stream')
+      return refuse(new ApiError(400, 'malformed_gzip', 'the body is not a valid gzip stream'))
     }
     if (r.done) break
     total += r.value.byteLength
     if (total > limit) {
-      // Cancelling stops the client's upload; the chunk that crossed the limit is dropped.
-      await reader.cancel('payload too large').catch(() => {})
-      await cancelUpload('payload too large')
-      throw tooLarge(limit)
+      // The chunk that crossed the limit is dropped, and the rest read and dropped.
+      return refuse(tooLarge(limit))
     }
     chunks.push(r.value)
   }
@@ -101,6 +113,22 @@ export async function readBody(body: ReadableStream<Uint8Array> | null, opts: { 
     at += c.byteLength
   }
   return out
+}
+
+/** Reads and drops the rest of a stream, up to `limit` bytes; past that, or on an error, cancels it. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<void> {
+  let dropped = 0
+  try {
+    for (;;) {
+      const r = await reader.read()
+      if (r.done) return
+      dropped += r.value.byteLength
+      if (dropped > limit) break
+    }
+  } catch {
+    // The stream already failed (a cancel below is then a no-op).
+  }
+  await reader.cancel('refused').catch(() => {})
 }
 
 export interface Batch {

@@ -212,11 +212,17 @@ describe('readBody', () => {
     expect((await readBody(stream, { limit: json.length })).length).toBe(json.length)
   })
 
-  it('cuts a plain body at the limit and cancels the stream', async () => {
-    const { stream, seen } = body(Array.from({ length: 100 }, () => new Uint8Array(4)))
-    expect(await refusalAsync(readBody(stream, { limit: 10 }))).toEqual({ status: 413, code: 'payload_too_large', limit: 10 })
-    // 4 + 4 + 4 > 10: the third chunk tripped the limit, nothing more was pulled.
-    expect(seen).toEqual({ pulls: 3, cancelled: true })
+  // A cancelled request body costs workerd its connection (issue 15, defect 1): the rest is drained.
+  it('refuses a plain body past the limit and drains the rest, up to the drain limit', async () => {
+    const hundred = () => body(Array.from({ length: 100 }, () => new Uint8Array(4)))
+    const drained = hundred()
+    expect(await refusalAsync(readBody(drained.stream, { limit: 10 }))).toEqual({ status: 413, code: 'payload_too_large', limit: 10 })
+    // 4 + 4 + 4 > 10: the third chunk tripped the limit; the other 97 and the end were read and dropped.
+    expect(drained.seen).toEqual({ pulls: 101, cancelled: false })
+    // Past the drain limit (8 bytes more: two chunks, then a third crosses it) the upload is cancelled.
+    const cut = hundred()
+    expect(await refusalAsync(readBody(cut.stream, { limit: 10, drainLimit: 8 }))).toEqual({ status: 413, code: 'payload_too_large', limit: 10 })
+    expect(cut.seen).toEqual({ pulls: 6, cancelled: true })
   })
 
   it('refuses an empty body', async () => {
@@ -235,7 +241,7 @@ describe('readBody', () => {
     expect(dec(await readBody(alias.stream, { contentEncoding: 'x-gzip' }))).toBe('[{"a":1},{"b":"é"}]')
   })
 
-  it('applies the limit to the decompressed bytes and cancels the upload', async () => {
+  it('applies the limit to the decompressed bytes and drains the upload', async () => {
     // A bomb: 1 MiB of zeros gzips to about 1 KiB; the upload repeats it as 1000 gzip members (RFC 1952
     // allows several), so it would inflate to 1000 MiB if read to the end.
     const member = gzipSync(new Uint8Array(1024 * 1024))
@@ -246,9 +252,14 @@ describe('readBody', () => {
       code: 'payload_too_large',
       limit: 64 * 1024,
     })
-    // The decompressor reads a little ahead (Node buffers about 64 KiB of input), then the upload stops.
-    expect(seen.cancelled).toBe(true)
-    expect(seen.pulls).toBeLessThan(100)
+    // The upload is read to its end, not inflated: all 1000 members and the end.
+    expect(seen).toEqual({ pulls: 1001, cancelled: false })
+    // With a drain limit under its size it is cancelled: the decompressor reads a little ahead (Node
+    // buffers about 64 KiB of input), then 100 more members are dropped.
+    const cut = body(Array.from({ length: 1000 }, () => member))
+    await refusalAsync(readBody(cut.stream, { contentEncoding: 'gzip', limit: 64 * 1024, drainLimit: 100 * member.length }))
+    expect(cut.seen.cancelled).toBe(true)
+    expect(cut.seen.pulls).toBeLessThan(200)
     // Under a limit it fits in, the same member is accepted whole.
     expect((await readBody(body(pieces(member, 16)).stream, { contentEncoding: 'gzip', limit: 1024 * 1024 })).length).toBe(1024 * 1024)
   })
@@ -264,7 +275,8 @@ describe('readBody', () => {
       code: 'payload_too_large',
       limit: 100,
     })
-    expect(seen).toEqual({ pulls: 1 + 224, cancelled: true })
+    // The rest is drained: 1001 chunks and the end.
+    expect(seen).toEqual({ pulls: 1 + 1000 + 1, cancelled: false })
   })
 
   it('refuses a corrupt or truncated gzip stream', async () => {
