@@ -37,13 +37,17 @@ export function checkPartitioning(meta: TableMetadata): void {
   }
 }
 
-/** Geography, or geometry with a CRS of its own, anywhere in the schema (409 unsupported_column_type). */
+/**
+ * Columns a sink cannot write, anywhere in the schema (409 unsupported_column_type): geography,
+ * geometry with a CRS of its own, and variant (the roller does not write the Parquet variant encoding;
+ * refused here so a sink is never created only to reject every row at roll).
+ */
 export function checkColumnTypes(meta: TableMetadata): void {
   const bad: string[] = []
   const walk = (t: IcebergType, path: string) => {
     if (isPrimitive(t)) {
       const p = parsePrimitive(t)
-      if (p.kind === 'geography' || (p.kind === 'geometry' && p.crs && !LONLAT.has(p.crs))) bad.push(`${path} (${t})`)
+      if (p.kind === 'geography' || p.kind === 'variant' || (p.kind === 'geometry' && p.crs && !LONLAT.has(p.crs))) bad.push(`${path} (${t})`)
       return
     }
     if (t.type === 'struct') for (const f of t.fields) walk(f.type, `${path}.${f.name}`)
@@ -55,7 +59,7 @@ export function checkColumnTypes(meta: TableMetadata): void {
   }
   for (const f of currentSchema(meta).fields) walk(f.type, f.name)
   if (bad.length > 0) {
-    throw new ApiError(409, 'unsupported_column_type', `a sink writes longitude/latitude geometries only; refused: ${bad.join(', ')}`, { columns: bad })
+    throw new ApiError(409, 'unsupported_column_type', `a sink does not write geography or variant columns, and writes longitude/latitude geometries only; refused: ${bad.join(', ')}`, { columns: bad })
   }
 }
 

@@ -155,7 +155,7 @@ describe('POST /v1/sinks', () => {
     expect((await postSink(admin, { name: `s_${uid()}`, table: await createTable(admin, { columns, format_version: 3 }) })).status).toBe(201)
   })
 
-  it('refuses geography and geometry with a CRS of its own (409 unsupported_column_type)', async () => {
+  it('refuses geography, variant and geometry with a CRS of its own (409 unsupported_column_type)', async () => {
     const withColumn = (type: string) =>
       createTable(admin, {
         format_version: 3,
@@ -164,11 +164,32 @@ describe('POST /v1/sinks', () => {
           { name: 'where', type },
         ],
       })
-    for (const type of ['geography', 'geography(OGC:CRS84)', 'geometry(EPSG:3857)']) {
+    for (const type of ['geography', 'geography(OGC:CRS84)', 'geometry(EPSG:3857)', 'variant']) {
       const res = await postSink(admin, { name: `s_${uid()}`, table: await withColumn(type) })
       expectError(res, 409, 'unsupported_column_type')
       expect(res.body.error.columns).toEqual([`where (${type})`])
     }
+    // Issue 15, defect 9: a variant was accepted here, then every row (null variants too) was rejected
+    // at roll. Nested ones are found as well.
+    const nested = `sinks.t_${uid()}`
+    const made = await call('/v1/tables', {
+      key: admin,
+      json: {
+        warehouse: stack().warehouse,
+        table: nested,
+        format_version: 3,
+        schema: {
+          fields: [
+            { id: 1, name: 'x', type: 'long', required: false },
+            { id: 2, name: 's', type: { type: 'struct', fields: [{ id: 3, name: 'v', type: 'variant', required: false }] }, required: false },
+          ],
+        },
+      },
+    })
+    expect(made.status).toBe(201)
+    const res = await postSink(admin, { name: `s_${uid()}`, table: nested })
+    expectError(res, 409, 'unsupported_column_type')
+    expect(res.body.error.columns).toEqual(['s.v (variant)'])
     for (const type of ['geometry', 'geometry(OGC:CRS84)', 'geometry(EPSG:4326)']) {
       expect((await postSink(admin, { name: `s_${uid()}`, table: await withColumn(type) })).status).toBe(201)
     }
