@@ -7,18 +7,33 @@ import { S3FileIO } from '../iceberg/io/file-io.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
 import type { SinkView } from './api.ts'
 import type { RollerConfig } from './config.ts'
+import type { Logger } from './log.ts'
 
 export class Warehouses {
   private pool: pg.Pool | undefined
 
-  constructor(private readonly config: RollerConfig) {}
+  constructor(
+    private readonly config: RollerConfig,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * The SQL catalogs' connections, named after this roller in pg_stat_activity. An idle connection
+   * the server drops (a restart, a failover, pg_terminate_backend) emits 'error' on the pool: without
+   * a listener that kills the process. The pool discards that client; the next query opens another.
+   */
+  private sqlPool(url: string): pg.Pool {
+    if (this.pool) return this.pool
+    this.pool = new pg.Pool({ connectionString: url, max: 4, application_name: `lhbox-roller ${this.config.rollerId}`.slice(0, 63) })
+    this.pool.on('error', (err) => this.log.warn('an idle catalog connection was dropped', { error: err.message }))
+    return this.pool
+  }
 
   catalog(sink: SinkView): Catalog {
     const w = sink.warehouse
     if (w.catalog.type === 'sql') {
       if (!this.config.databaseUrl) throw new Error('DATABASE_URL is needed for SQL-catalog warehouses')
-      this.pool ??= new pg.Pool({ connectionString: this.config.databaseUrl, max: 4 })
-      return new SqlCatalog({ name: w.catalog.catalog_name, sql: this.pool, warehouseLocation: w.location, io: this.io(sink) })
+      return new SqlCatalog({ name: w.catalog.catalog_name, sql: this.sqlPool(this.config.databaseUrl), warehouseLocation: w.location, io: this.io(sink) })
     }
     return new RestCatalog({
       name: w.name,

@@ -20,7 +20,7 @@ export interface Roller {
 
 export function createRoller(config: RollerConfig, log: Logger, metrics: RollerMetrics, checkpoint: (name: string) => void | Promise<void>): Roller {
   const api = new EdgeApi(config)
-  const warehouses = new Warehouses(config)
+  const warehouses = new Warehouses(config, log)
   const compression = loadZstd()
   const onRetry = () => metrics.commitRetries.inc()
   const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null

@@ -9,6 +9,7 @@ import { currentSchema } from '../../iceberg/spec/metadata.ts'
 import { loadZstd } from '../../iceberg/parquet/zstd.ts'
 import { EdgeApi } from '../../roller/api.ts'
 import { Warehouses } from '../../roller/catalogs.ts'
+import { jsonLogger } from '../../roller/log.ts'
 import { loadConfig } from '../../roller/config.ts'
 import { dedupeTable } from '../../roller/dedupe.ts'
 import { ensureVenv } from '../support/python.ts'
@@ -230,7 +231,7 @@ describe('dedupe', () => {
     await tick(sink.id)
     // Partitioned by another writer (a key needs an unpartitioned table).
     const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `kdedupe-part-${uid()}` }))
-    const warehouses = new Warehouses(config)
+    const warehouses = new Warehouses(config, jsonLogger())
     try {
       const catalog = warehouses.catalog((await new EdgeApi(config).view()).find((v) => v.id === sink.id)!)
       const [ns, name] = sink.table.split('.')
@@ -275,7 +276,7 @@ describe('dedupe', () => {
     const before = await scan(wh, sink.table)
 
     const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `kdedupe-limits-${uid()}` }))
-    const warehouses = new Warehouses(config)
+    const warehouses = new Warehouses(config, jsonLogger())
     try {
       const view = (await new EdgeApi(config).view()).find((v) => v.id === sink.id)!
       expect(view.key).toEqual(['x'])
