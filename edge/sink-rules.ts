@@ -59,7 +59,12 @@ export function checkColumnTypes(meta: TableMetadata): void {
   }
   for (const f of currentSchema(meta).fields) walk(f.type, f.name)
   if (bad.length > 0) {
-    throw new ApiError(409, 'unsupported_column_type', `a sink does not write geography or variant columns, and writes longitude/latitude geometries only; refused: ${bad.join(', ')}`, { columns: bad })
+    throw new ApiError(
+      409,
+      'unsupported_column_type',
+      `a sink does not write geography or variant columns, and writes longitude/latitude geometries only; refused: ${bad.join(', ')}`,
+      { columns: bad },
+    )
   }
 }
 
