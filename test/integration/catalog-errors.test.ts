@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../../dev/ports.ts'
+import { DEAD_HOST_PORT, freePorts } from '../support/ports.ts'
 import { startRestCatalog, type RestCatalogServer } from '../../dev/rest-catalog.ts'
 import { startFaultProxy, type FaultAction, type FaultProxy } from '../support/fault-proxy.ts'
 import { createTable, postSink, uid } from '../support/sinks.ts'
@@ -63,7 +63,7 @@ const tableDoc = async () => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'lhbox-catalog-errors-'))
-  fixture = await startRestCatalog(join(dir, 'rest'), await freePort(), stack().s3, `s3://${stack().s3.bucket}/catalog-errors-${uid()}`)
+  fixture = await startRestCatalog(join(dir, 'rest'), (await freePorts(1))[0], stack().s3, `s3://${stack().s3.bucket}/catalog-errors-${uid()}`)
   proxy = await startFaultProxy(fixture.uri)
   warehouse = await newWarehouse({ uri: proxy.url })
   ns = `ce_${uid()}`
@@ -153,7 +153,7 @@ describe('catalog errors through a fault proxy in front of an Iceberg REST catal
   })
 
   it('a REST catalog at a port nobody listens on → 503 on every catalog route, not 500', async () => {
-    const unreachable = await newWarehouse({ uri: `http://127.0.0.1:${await freePort()}` })
+    const unreachable = await newWarehouse({ uri: `http://${DEAD_HOST_PORT}` })
     for (const [what, send] of Object.entries(routes(unreachable, table))) expectCatalogDown(await send(), what)
   })
 })

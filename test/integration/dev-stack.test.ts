@@ -1,37 +1,55 @@
 // `npm run dev` as a person runs it: ready with a URL and a key, healthz 200, the key works,
 // SIGTERM leaves no process behind, and a restart keeps the data and the key.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createConnection, createServer } from 'node:net'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { stackPorts } from '../../dev/ports.ts'
+import { bindable, freePortRun } from '../support/ports.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'lhbox-devstack-'))
 let basePort = 0
 
-/** Whether a loopback port can be bound now. */
-const bindable = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const srv = createServer()
-    srv.once('error', () => resolve(false))
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
-  })
+/** How many ports the stack takes from LHBOX_DEV_PORT up (postgres, pgbouncer, bridge, s3, api, inspector, roller). */
+const PORTS = Object.keys(await stackPorts(1)).length
+
+/** Whether each port of the stack's run at `base` can be bound now. */
+async function runBindable(base: number): Promise<boolean> {
+  for (let offset = 0; offset < PORTS; offset++) if (!(await bindable(base + offset))) return false
+  return true
+}
+
+/** A start that failed because another process took one of the ports between our check and the bind. */
+function portTaken(output: string): boolean {
+  const files = [...readdirSync(dir).filter((f) => f.endsWith('.log')), join('pg', 'server.log')].map((f) => join(dir, f))
+  const logs = files.filter((f) => existsSync(f)).map((f) => readFileSync(f, 'utf8'))
+  return [output, ...logs].some((text) => /EADDRINUSE|address already in use/i.test(text))
+}
 
 /**
- * Seven free ports in a row, below the kernel's ephemeral range: no client socket and no other
- * test's free port (the OS picks those from that range) can take one while the stack starts.
+ * `npm run dev` on a run of free ports (checked one by one, below the ephemeral range): `reuse` (the
+ * last run's ports, as a person restarting it would have) when they are all free again, else a new
+ * run. A start that loses a port to another process in the moment between the check and the bind
+ * tries again on another run (its state folder is the same: the data and the key do not depend on
+ * the ports).
  */
-async function freeRunBelowEphemeral(): Promise<number> {
-  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number)
-  const top = Math.min(low, 32768) - 7
-  for (let tries = 0; tries < 200; tries++) {
-    const base = 10000 + Math.floor(Math.random() * (top - 10000))
-    let free = true
-    for (let offset = 0; offset <= 6 && free; offset++) free = await bindable(base + offset)
-    if (free) return base
+async function startDevOnFreePorts(reuse?: number): Promise<{ proc: ChildProcess; out: string }> {
+  for (let attempt = 1; ; attempt++) {
+    basePort = reuse !== undefined && attempt === 1 && (await runBindable(reuse)) ? reuse : await freePortRun(PORTS)
+    const dev = startDev()
+    try {
+      return { proc: dev.proc, out: await dev.ready }
+    } catch (err) {
+      try {
+        process.kill(-dev.proc.pid!, 'SIGTERM') // whatever of that start is left
+      } catch {
+        /* gone already */
+      }
+      if (attempt >= 3 || !portTaken((err as Error).message)) throw err
+    }
   }
-  throw new Error('no run of 7 free loopback ports below the ephemeral range')
 }
 
 function startDev(): { proc: ChildProcess; ready: Promise<string> } {
@@ -81,7 +99,7 @@ async function stopAndCheckNothingLeft(proc: ChildProcess): Promise<void> {
   do {
     await new Promise((r) => setTimeout(r, 250))
     open = []
-    for (let offset = 0; offset <= 6; offset++) if (await listening(basePort + offset)) open.push(basePort + offset)
+    for (let offset = 0; offset < PORTS; offset++) if (await listening(basePort + offset)) open.push(basePort + offset)
     left = execFileSync('ps', ['-eo', 'args'])
       .toString()
       .split('\n')
@@ -95,9 +113,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('npm run dev', () => {
   it('starts, serves, stops cleanly and restarts with the same data and key', async () => {
-    basePort = await freeRunBelowEphemeral()
-    const first = startDev()
-    const out = await first.ready
+    const first = await startDevOnFreePorts()
+    const out = first.out
     const env = readEnv()
     expect(out).toContain(`LHBOX_URL=${env.LHBOX_URL}`)
     expect(out).toContain(`LHBOX_API_KEY=${env.LHBOX_API_KEY}`)
@@ -119,8 +136,7 @@ describe('npm run dev', () => {
 
     await stopAndCheckNothingLeft(first.proc)
 
-    const second = startDev()
-    await second.ready
+    const second = await startDevOnFreePorts(basePort)
     const again = readEnv()
     expect(again.LHBOX_API_KEY).toBe(env.LHBOX_API_KEY)
     const relist = await fetch(`${again.LHBOX_URL}/v1/warehouses`, { headers: { authorization: `Bearer ${again.LHBOX_API_KEY}` } })

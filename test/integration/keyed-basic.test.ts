@@ -1,6 +1,7 @@
 // Keyed sinks, the basic promise: the latest row per key wins across rolls, inside a roll and inside
 // a batch; a null key is a row reject; a key that follows arrival time rewrites nothing.
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ensureVenv } from '../support/python.ts'
 import { rollerTick } from '../support/roller.ts'
 import { scan, warehouseId } from '../support/roller-check.ts'
 import { newSink, send } from '../support/sinks.ts'
@@ -16,6 +17,10 @@ async function tick(sinkId: string) {
   expect(r.code, r.stdout + r.stderr).toBe(0)
   return r
 }
+
+// PyIceberg reads the tables back: the pinned venv first (it may be built on a fresh machine), not
+// inside a test's own time.
+beforeAll(() => ensureVenv(), 15 * 60_000)
 
 describe('a keyed sink', () => {
   it('keeps the latest row per key across rolls, inside a roll and inside a batch', async () => {

@@ -2,7 +2,8 @@
 // (its rejects line names the field); a composite key (a string and a long); a string key and an int
 // key; the bounds pruning, shown by lakehousebox.sink.key_files_read in the snapshot summary.
 // Every table is read back with PyIceberg.
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ensureVenv } from '../support/python.ts'
 import { rollerTick } from '../support/roller.ts'
 import { pyAppend, scan, warehouseId } from '../support/roller-check.ts'
 import { bucket, createTable, newSink, send, uid, type Column, type Sink } from '../support/sinks.ts'
@@ -36,6 +37,10 @@ const tuples = (rows: Array<Record<string, any>>, cols: string[]) => {
   const text = (t: unknown[]) => JSON.stringify(t, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))
   return rows.map((r) => cols.map((c) => r[c])).sort((a, b) => text(a).localeCompare(text(b)))
 }
+
+// PyIceberg reads the tables back: the pinned venv first (it may be built on a fresh machine), not
+// inside a test's own time.
+beforeAll(() => ensureVenv(), 15 * 60_000)
 
 describe('key_null', () => {
   it('a row with a null (or a missing value) in a key column is rejected key_null, naming the field; the others roll', async () => {

@@ -147,7 +147,7 @@ let out: { pyiceberg: { file: string; schema: Schema }; pyarrow: Record<string, 
 
 beforeAll(async () => {
   ;({ dir, out } = await pythonInTempDir<typeof out>(SCRIPT, 'lhbox-read-columns-'))
-}, 300_000)
+}, 15 * 60_000) // the pinned venv may be built first, as in the other Python tests
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })

@@ -5,11 +5,11 @@
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { homedir, tmpdir } from 'node:os'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../../dev/ports.ts'
 import { startRestCatalog, type RestCatalogServer } from '../../dev/rest-catalog.ts'
 import { startVersitygw, type S3Server } from '../../dev/s3.ts'
 import {
@@ -31,9 +31,10 @@ import { writeDataFile } from '../../iceberg/parquet/data-file.ts'
 import { appendSnapshot, appendSummary, commitChanges, manifestListLocation, planSnapshot } from '../../iceberg/transaction/snapshot.ts'
 import type { NestedField } from '../../iceberg/spec/types.ts'
 import { toRow } from '../../iceberg/spec/values.ts'
+import { DEAD_HOST_PORT, freePorts } from '../support/ports.ts'
+import { ensureVenv } from '../support/python.ts'
 
 const run = promisify(execFile)
-const venvPython = join(process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'lhbox'), 'venv', 'bin', 'python')
 
 const BUCKET = 'rest-warehouse'
 const NS = ['rest_test', 'nested']
@@ -61,9 +62,8 @@ interface Proxy {
 }
 
 async function startProxy(upstream: string): Promise<Proxy> {
-  const port = await freePort()
   const proxy: Proxy = {
-    uri: `http://127.0.0.1:${port}`,
+    uri: '',
     server: undefined as unknown as Server,
     seen: [],
     tokenRequests: [],
@@ -126,7 +126,8 @@ async function startProxy(upstream: string): Promise<Proxy> {
     }
     res.end(text)
   })
-  await new Promise<void>((r) => proxy.server.listen(port, '127.0.0.1', r))
+  await new Promise<void>((r) => proxy.server.listen(0, '127.0.0.1', r))
+  proxy.uri = `http://127.0.0.1:${(proxy.server.address() as AddressInfo).port}`
   return proxy
 }
 
@@ -135,17 +136,20 @@ let s3: S3Server
 let fixture: RestCatalogServer
 let proxy: Proxy
 let catalog: RestCatalog
+let python: string
 
 const newCatalog = (uri: string, extra: Partial<ConstructorParameters<typeof RestCatalog>[0]> = {}) =>
   new RestCatalog({ name: 'rest', uri, warehouse: `s3://${BUCKET}/rest`, s3: { endpoint: s3.config.endpoint, region: s3.config.region }, ...extra })
 
 beforeAll(async () => {
+  python = await ensureVenv()
   dir = mkdtempSync(join(tmpdir(), 'lhbox-rest-'))
-  s3 = await startVersitygw(dir, await freePort(), BUCKET)
-  fixture = await startRestCatalog(join(dir, 'rest'), await freePort(), s3.config)
+  const [s3Port, fixturePort] = await freePorts(2)
+  s3 = await startVersitygw(dir, s3Port, BUCKET)
+  fixture = await startRestCatalog(join(dir, 'rest'), fixturePort, s3.config)
   proxy = await startProxy(fixture.uri)
   catalog = newCatalog(fixture.uri)
-}, 180_000)
+}, 15 * 60_000)
 
 afterAll(async () => {
   proxy?.server.closeAllConnections()
@@ -346,7 +350,13 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
       proxy.failCommits = 'reset'
       await expect(change('reset')).rejects.toBeInstanceOf(CommitStateUnknown)
       proxy.failCommits = 'hang'
-      const impatient = newCatalog(proxy.uri, { timeoutMs: 1000 })
+      // The proxy never answers the commit. Only the commit runs under the short timeout: the config
+      // and load requests before it are not what is tested, and must not race a busy JVM.
+      const isCommit = (url: string, init?: RequestInit) => init?.method === 'POST' && /\/namespaces\/[^/]+\/tables\/[^/?]+$/.test(url)
+      const impatient = newCatalog(proxy.uri, {
+        timeoutMs: 1000,
+        fetch: (url, init) => fetch(url, isCommit(url, init) ? init : { ...init, signal: undefined }),
+      })
       const loaded = await impatient.loadTable(t.identifier)
       const hung = await impatient.commitTable(loaded, [], [{ action: 'set-properties', updates: { probe: 'hang' } }]).catch((e: Error) => e)
       expect(hung).toBeInstanceOf(CommitStateUnknown)
@@ -354,8 +364,8 @@ describe('REST catalog client (Apache Iceberg REST fixture)', () => {
     } finally {
       proxy.failCommits = null
     }
-    // no server at all: a load is a plain CatalogError (not retryable as a commit outcome)
-    const dead = newCatalog(`http://127.0.0.1:${await freePort()}`, { timeoutMs: 2000 })
+    // no server at all (and none can be: a privileged port): a load is a plain CatalogError (not retryable as a commit outcome)
+    const dead = newCatalog(`http://${DEAD_HOST_PORT}`, { timeoutMs: 2000 })
     const err = await dead.loadTable({ namespace: NS, name: 'events_v2' }).catch((e: Error) => e)
     expect(err).toBeInstanceOf(CatalogError)
     expect(err).not.toBeInstanceOf(CommitStateUnknown)
@@ -426,7 +436,7 @@ for name in ['events_v2', 'events_v3']:
     }
 print(json.dumps(out))
 `
-    const { stdout } = await run(venvPython, ['-c', script, fixture.uri, s3.config.endpoint], {
+    const { stdout } = await run(python, ['-c', script, fixture.uri, s3.config.endpoint], {
       env: { ...process.env, AWS_ACCESS_KEY_ID: s3.config.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.config.secretAccessKey, AWS_REGION: 'us-east-1' },
       maxBuffer: 1 << 24,
     })

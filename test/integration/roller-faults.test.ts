@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../../dev/ports.ts'
+import { freePorts } from '../support/ports.ts'
 import { startRestCatalog, type RestCatalogServer } from '../../dev/rest-catalog.ts'
 import { startFaultProxy, type FaultAction, type FaultProxy } from '../support/fault-proxy.ts'
 import { ensureVenv } from '../support/python.ts'
@@ -192,7 +192,7 @@ describe('catalog faults through a proxy in front of an Iceberg REST catalog', {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'lhbox-roller-faults-'))
-    fixture = await startRestCatalog(join(dir, 'rest'), await freePort(), stack().s3, `s3://${stack().s3.bucket}/rest-faults-${uid()}`)
+    fixture = await startRestCatalog(join(dir, 'rest'), (await freePorts(1))[0], stack().s3, `s3://${stack().s3.bucket}/rest-faults-${uid()}`)
     catalogProxy = await startFaultProxy(fixture.uri)
     warehouse = `rest-${uid()}`
     const res = await call('/v1/warehouses', {

@@ -1,6 +1,7 @@
 // Whole-batch rejects: a batch the roller cannot parse (batch_unreadable) or an intake object larger
 // than a producer may send (batch_too_large, not read) is rejected whole; the sink goes on.
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { ensureVenv } from '../support/python.ts'
 import { rollerTick } from '../support/roller.ts'
 import { expectExactlyOnce, scan, warehouseId } from '../support/roller-check.ts'
 import { bucket, intakeKey, intakeObjects, newSink, send } from '../support/sinks.ts'
@@ -15,6 +16,10 @@ async function rejectsOf(sinkId: string, batchId: string): Promise<Array<Record<
     .split('\n')
     .map((l) => JSON.parse(l))
 }
+
+// PyIceberg reads the tables back: the pinned venv first (it may be built on a fresh machine), not
+// inside a test's own time.
+beforeAll(() => ensureVenv(), 15 * 60_000)
 
 describe('whole-batch rejects', () => {
   it('rejects an unreadable batch and a too-large one whole, and rolls the others', async () => {

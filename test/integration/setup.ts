@@ -5,18 +5,22 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { bootstrap } from '../../dev/bootstrap.ts'
-import { freePort } from '../../dev/ports.ts'
+import { stackPorts } from '../../dev/ports.ts'
 import { startVersitygw } from '../../dev/s3.ts'
 import { startStack } from '../../dev/stack.ts'
+import { freePortRun, freePorts } from '../support/ports.ts'
 import type { StackInfo } from '../support/stack.ts'
 
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'lhbox-test-'))
   const secret = `test-secret-${Math.random().toString(36).slice(2)}`
-  const stack = await startStack({ dir, bootstrapSecret: secret, bucket: 'lhbox-test' })
+  // Its ports (LHBOX_DEV_PORT's layout) in a run checked free, below the ephemeral range: no connection
+  // of the run takes one while the servers start (see test/support/ports.ts).
+  const basePort = await freePortRun(Object.keys(await stackPorts(1)).length)
+  const stack = await startStack({ dir, basePort, bootstrapSecret: secret, bucket: 'lhbox-test' })
   let gateway: Awaited<ReturnType<typeof startVersitygw>> | undefined
   try {
-    gateway = await startVersitygw(dir, await freePort(), 'lhbox-gw')
+    gateway = await startVersitygw(dir, (await freePorts(1))[0], 'lhbox-gw')
     const { apiKey, warehouse } = await bootstrap(stack.apiUrl, secret)
     const info: StackInfo = {
       dir,

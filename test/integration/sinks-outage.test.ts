@@ -7,26 +7,69 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../../dev/ports.ts'
 import type { Child } from '../../dev/process.ts'
 import { startWrangler } from '../../dev/wrangler.ts'
+import { DEAD_HOST_PORT, freePorts } from '../support/ports.ts'
 import { call, expectError, stack } from '../support/stack.ts'
 import { bucket, database, intakeKey, ledger, newProject, newSink, poll, send, usage, type Sink } from '../support/sinks.ts'
 
-type Mode = 'ok' | '503' | 'quota' | 'drop'
+type Mode = 'ok' | '503' | 'quota' | 'drop' | 'hold'
 
-/** A proxy to s3rver that fails the PUTs under _sink/ as told; everything else passes through. */
-async function faultProxy(target: string): Promise<{ url: string; mode: Mode; sinkPuts: number; close(): Promise<void> }> {
+interface Proxy {
+  url: string
+  mode: Mode
+  /** The mode after the next intake PUT (then cleared); null: `mode` stays. */
+  nextMode: Mode | null
+  sinkPuts: number
+  /** Resolves when an intake PUT is held (mode 'hold'). */
+  held: Promise<void>
+  /** Answers every held PUT 503 (the connections it held are released). */
+  release(): void
+  close(): Promise<void>
+}
+
+/**
+ * A proxy to s3rver that fails the PUTs under _sink/ as told; everything else passes through. In
+ * mode 'hold' an intake PUT gets no answer until release(): a request that waited for it would not be
+ * answered before then.
+ */
+async function faultProxy(target: string): Promise<Proxy> {
   const upstream = new URL(target)
-  const state = { mode: 'ok' as Mode, sinkPuts: 0 }
+  let heldNow: () => void = () => undefined
+  const holding: http.ServerResponse[] = []
+  const state = {
+    mode: 'ok' as Mode,
+    nextMode: null as Mode | null,
+    sinkPuts: 0,
+    held: new Promise<void>(() => undefined),
+  }
+  const armHeld = () => {
+    state.held = new Promise<void>((r) => {
+      heldNow = r
+    })
+  }
+  armHeld()
   const server = http.createServer((req, res) => {
     const intake = req.method === 'PUT' && (req.url ?? '').includes('/_sink/')
-    if (intake) state.sinkPuts++
-    if (intake && state.mode === 'drop') return req.socket.destroy()
-    if (intake && (state.mode === '503' || state.mode === 'quota')) {
+    const mode = intake ? state.mode : 'ok'
+    if (intake) {
+      state.sinkPuts++
+      if (state.nextMode !== null) {
+        state.mode = state.nextMode
+        state.nextMode = null
+      }
+    }
+    if (mode === 'drop') return req.socket.destroy()
+    if (mode === 'hold') {
+      req.resume()
+      holding.push(res)
+      heldNow()
+      return
+    }
+    if (mode === '503' || mode === 'quota') {
       req.resume()
       req.on('end', () => {
-        const [status, code] = state.mode === '503' ? [503, 'ServiceUnavailable'] : [403, 'QuotaExceeded']
+        const [status, code] = mode === '503' ? [503, 'ServiceUnavailable'] : [403, 'QuotaExceeded']
         res.writeHead(status, { 'content-type': 'application/xml' })
         res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>refused by the fault proxy</Message></Error>`)
       })
@@ -44,16 +87,23 @@ async function faultProxy(target: string): Promise<{ url: string; mode: Mode; si
   const port = (server.address() as AddressInfo).port
   return Object.assign(state, {
     url: `http://127.0.0.1:${port}`,
+    release: () => {
+      for (const res of holding.splice(0)) {
+        res.writeHead(503, { 'content-type': 'application/xml' })
+        res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>ServiceUnavailable</Code><Message>held by the fault proxy</Message></Error>')
+      }
+      armHeld()
+    },
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections()
         server.close(() => r())
       }),
-  }) as never
+  })
 }
 
 let db: pg.Client
-let proxy: Awaited<ReturnType<typeof faultProxy>>
+let proxy: Proxy
 let project: { key: string; warehouse: string }
 let sink: Sink
 
@@ -102,7 +152,7 @@ async function failThenRetry(mode: Mode, batchId: string, status: number, code: 
   const got = await bucket().get(intakeKey(sink.id, batchId))
   expect(Buffer.from(got!.body).toString()).toBe('{"x":1}\n')
   expect(got!.head.metadata.received).toBe(retry.body.received_at)
-  expect(await poll(async () => (await ledger(db, sink.id)).find((r) => r.batch_id === batchId)?.state === 'pending')).toBe(true)
+  expect(await poll(async () => (await ledger(db, sink.id)).find((r) => r.batch_id === batchId)?.state === 'pending', 15_000, `${batchId} pending`)).toBe(true)
   const after = (await counters()) as { usage: { batches: number; month_to_date: number } }
   expect(after.usage.batches).toBe((before as typeof after).usage.batches + 1)
   expect(after.usage.month_to_date).toBe((before as typeof after).usage.month_to_date + 8)
@@ -117,14 +167,24 @@ describe('a bucket that fails the PUT', () => {
   }, 30_000)
 
   it('answers a bucket 503 promptly, after one PUT', async () => {
+    // The first PUT is answered 503 at once; any later one is held with no answer. An edge that tried
+    // the bucket again (or waited on it) before answering could not answer before the release.
     proxy.mode = '503'
+    proxy.nextMode = 'hold'
     const before = proxy.sinkPuts
-    const started = Date.now()
-    const res = await send(sink, '[{"x":1}]', { batchId: 'b503-prompt' })
-    proxy.mode = 'ok'
-    expectError(res, 503, 'unavailable')
-    expect(proxy.sinkPuts - before).toBe(1)
-    expect(Date.now() - started).toBeLessThan(5000)
+    const sent = send(sink, '[{"x":1}]', { batchId: 'b503-prompt' })
+    try {
+      const first = await Promise.race([sent.then((res) => ({ res })), proxy.held.then(() => ({ res: null }))])
+      expect(first.res, 'the edge sent the bucket another PUT (held, unanswered) before answering').not.toBeNull()
+      expectError(first.res!, 503, 'unavailable')
+      expect(first.res!.headers.get('retry-after')).toBe('5')
+      expect(proxy.sinkPuts - before).toBe(1)
+    } finally {
+      proxy.mode = 'ok'
+      proxy.nextMode = null
+      proxy.release()
+      await sent.catch(() => undefined)
+    }
   })
 
   it('answers 409 quota_exceeded when the bucket refuses for quota; stores nothing; the retry is a 202', async () => {
@@ -163,7 +223,7 @@ describe('a bucket that fails the PUT', () => {
     const got = await bucket().get(intakeKey(sink.id, 'orphan'))
     expect(Buffer.from(got!.body).toString()).toBe('{"x":42}\n')
     expect(got!.head.metadata).toMatchObject({ received: rows[0].at, rows: '1', sink: sink.id })
-    expect(await poll(async () => (await ledger(db, sink.id)).find((r) => r.batch_id === 'orphan')?.state === 'pending')).toBe(true)
+    expect(await poll(async () => (await ledger(db, sink.id)).find((r) => r.batch_id === 'orphan')?.state === 'pending', 15_000, 'orphan pending')).toBe(true)
   })
 })
 
@@ -171,10 +231,11 @@ describe('a database that is down', () => {
   let worker: { url: string; child: Child }
   beforeAll(async () => {
     const s = stack()
-    const port = await freePort()
-    const child = await startWrangler(s.dir, port, await freePort(), {
+    const [port, inspector] = await freePorts(2)
+    const child = await startWrangler(s.dir, port, inspector, {
       DATABASE_URL: `postgres://lhbox:lhbox-dev@127.0.0.1:${s.ports.pgbouncer}/lhbox`,
-      NEON_WS_PROXY: `127.0.0.1:${await freePort()}`,
+      // Nothing listens there (a privileged port): the database is down.
+      NEON_WS_PROXY: DEAD_HOST_PORT,
       LHBOX_BOOTSTRAP_SECRET: s.bootstrapSecret,
       S3_ENDPOINT: s.s3.endpoint,
       S3_BUCKET: s.s3.bucket,

@@ -6,7 +6,8 @@
 //
 // Actions: 'pass' (forward; counted), { status, body?, headers? } answered without forwarding, or
 // with forward: true answered after the upstream has processed the request (its answer is lost),
-// 'drop' (the socket is destroyed without an answer), { delay: ms | Promise } (held, then forwarded).
+// 'drop' (the socket is destroyed without an answer), { delay: ms | Promise } (held, then forwarded),
+// { rewrite: fn } (forwarded; a 2xx answer's body passed through fn, e.g. to edit a listing).
 // A rule may apply `times` times only; the first matching live rule wins. `matched` counts the
 // requests each rule took; `requests` logs every request the proxy saw.
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http'
@@ -17,6 +18,7 @@ export type FaultAction =
   | 'drop'
   | { status: number; body?: string; headers?: Record<string, string>; forward?: boolean }
   | { delay: number | Promise<unknown> }
+  | { rewrite: (body: string) => string }
 
 export interface FaultRule {
   method?: string
@@ -132,11 +134,16 @@ export class FaultProxy {
       return
     }
     const headers = { ...upstream.headers }
+    let answer = upstream.body
+    if (typeof action === 'object' && 'rewrite' in action && upstream.status < 300 && method !== 'HEAD') {
+      answer = Buffer.from(action.rewrite(answer.toString('utf8')), 'utf8')
+      delete headers.etag // not the upstream's body any more
+    }
     delete headers['transfer-encoding']
     delete headers.connection
-    headers['content-length'] = String(upstream.body.length)
+    headers['content-length'] = String(answer.length)
     res.writeHead(upstream.status, headers)
-    res.end(method === 'HEAD' ? undefined : upstream.body)
+    res.end(method === 'HEAD' ? undefined : answer)
   }
 
   private forward(

@@ -116,12 +116,17 @@ export async function ledger(db: pg.Client, sinkId: string): Promise<Array<Recor
   return rows
 }
 
-/** Polls until `check` returns a truthy value (or the time is up, then the last value). */
-export async function poll<T>(check: () => Promise<T>, ms = 5000): Promise<T> {
+/**
+ * Polls until `check` returns a truthy value, and returns it. When the time is up it throws (naming
+ * `what` and the last value): a caller that ignores the result still fails rather than going on with
+ * a condition that never held. `ms` is a bound for a slow machine, not a timing assert.
+ */
+export async function poll<T>(check: () => Promise<T>, ms = 15_000, what = 'the condition'): Promise<T> {
   const until = Date.now() + ms
   for (;;) {
     const v = await check()
-    if (v || Date.now() > until) return v
+    if (v) return v
+    if (Date.now() > until) throw new Error(`poll: ${what} did not hold within ${ms} ms (last value: ${JSON.stringify(v)})`)
     await new Promise((r) => setTimeout(r, 100))
   }
 }
