@@ -51,5 +51,7 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     if (await check().catch(() => false)) return
     await new Promise((r) => setTimeout(r, 100))
   }
+  // A child that never became ready is stopped: nobody else holds it, and it would outlive the run.
+  await child?.stop()
   throw new Error(`${what}: not ready after ${timeoutMs} ms`)
 }
