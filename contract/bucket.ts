@@ -33,26 +33,21 @@ export const NDJSON = 'application/x-ndjson'
 /**
  * The x-amz-meta-* headers on a batch, names without the `x-amz-meta-` prefix (the S3 client adds and
  * strips it). received: the intake's clock (RFC 3339, microseconds), which __ingest_ts is set from;
- * rows: the elements stored; sink: the sink id; skipped: see skippedValue.
+ * rows: the lines stored, one per element of the array sent (not_an_object ones included); sink: the
+ * sink id; skipped: only on batches stored by an older edge, see parseSkipped.
  */
 export const BATCH_META = { received: 'received', rows: 'rows', sink: 'sink', skipped: 'skipped' } as const
 
-/** Past this many characters the skipped list is not kept (S3 user metadata is small). */
-const SKIPPED_MAX_CHARS = 1024
+/** An older edge's skipped value when the list was too long to keep. */
 const UNRECORDED = 'unrecorded'
 
 /**
- * x-amz-meta-skipped: the indexes of the elements the edge did not store (not objects), so a reject
- * can name a row by its index in the array the producer sent; `unrecorded` when the list is too long;
- * no header when every element was stored.
+ * x-amz-meta-skipped, on batches an older edge stored: it kept only the object elements, and listed
+ * here the indexes of the others (`unrecorded` past 1,024 characters), so a reject could still name a
+ * row by its index in the array sent. The edge now stores every element and writes no such header;
+ * the roller reads it for the older batches still waiting. Returns the skipped indexes, sorted; []
+ * with no header; null when the list was not kept.
  */
-export function skippedValue(indexes: number[]): string | undefined {
-  if (indexes.length === 0) return undefined
-  const list = indexes.join(',')
-  return list.length <= SKIPPED_MAX_CHARS ? list : UNRECORDED
-}
-
-/** The skipped indexes, sorted; [] when every element was stored; null when the list was not kept. */
 export function parseSkipped(value: string | undefined): number[] | null {
   if (value === undefined) return []
   if (value === UNRECORDED) return null

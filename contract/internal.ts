@@ -8,12 +8,22 @@ import * as v from 'valibot'
 const SnapshotId = v.pipe(v.string(), v.regex(/^\d{1,19}$/, 'snapshot ids are sent as decimal strings'))
 const BatchIds = v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/)))
 
-/** GET /internal/sinks: with `roller`, a lease of the due sinks (or of `sink`; `force` ignores the policy). */
+/** What a lease is for: a roll (the default), or the maintenance sweep of the sink's table. */
+export const LeasePurpose = v.picklist(['roll', 'maintenance'])
+export type LeasePurpose = v.InferOutput<typeof LeasePurpose>
+
+/**
+ * GET /internal/sinks: the roller's view; with `roller`, a lease of the due sinks (or of `sink`; `force`
+ * ignores the policy). With `purpose=maintenance` the lease is for the sweep of the sinks' tables:
+ * any active or disabled sink (never a deleted one), due or not. A lease of either purpose leaves out
+ * a sink another roller holds, so a roll and a sweep of one sink never overlap.
+ */
 export const SinksQuery = v.object({
   roller: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
   lease_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(10), v.maxValue(3600)), '300'),
   sink: v.optional(v.string()),
   force: v.optional(v.picklist(['true', 'false'])),
+  purpose: v.optional(LeasePurpose, 'roll'),
 })
 
 /** A warehouse's catalog as the roller reaches it (its secrets stay with the edge). */
@@ -73,6 +83,8 @@ export const RollReport = v.object({
   dedupe: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
   /** Release the lease (false: a dedupe runs next under the same lease and its report releases it). */
   release: v.optional(v.boolean(), true),
+  /** `maintenance`: the end of a sweep, which only releases the lease (nothing else may be reported; not a roll). */
+  purpose: v.optional(LeasePurpose, 'roll'),
 })
 /** The report as the roller writes it. */
 export type RollReport = v.InferInput<typeof RollReport>

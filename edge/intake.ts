@@ -132,9 +132,16 @@ async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, limit: num
 }
 
 export interface Batch {
-  /** One line per object element, original bytes, each line ending with '\n'. */
+  /**
+   * One line per element, in order (line i is element i), original bytes, each line ending with '\n'.
+   * Elements that are not objects are lines too: the roller rejects them into the rejects file with
+   * their bytes (spec "Rejects": one object per rejected row, with the original row).
+   */
   ndjson: Uint8Array
+  /** The object elements (the rows the answer calls accepted). */
   accepted: number
+  /** The bytes of the object elements' lines: what the answer and ingest_bytes count as accepted. */
+  acceptedBytes: number
   rejected: number
   reasons: Array<{ index: number; reason: 'not_an_object' }>
 }
@@ -259,11 +266,11 @@ const LITERALS: Record<number, Uint8Array> = {
 }
 
 /**
- * Splits a JSON array into NDJSON in one pass over the bytes, without parsing values: each object
- * element is copied as sent (whitespace CR/LF folded to spaces so it stays on one line), every other
- * element is listed in `reasons`. The whole body is validated as RFC 8259 JSON first-error-wins, with
- * the byte offset of the first bad byte. A leading UTF-8 BOM is skipped (RFC 8259 §8.1 allows parsers
- * to ignore one; some Windows tools still write it).
+ * Splits a JSON array into NDJSON in one pass over the bytes, without parsing values: each element is
+ * copied as sent (whitespace CR/LF folded to spaces so it stays on one line), one a line, in order;
+ * the elements that are not objects are also listed in `reasons`. The whole body is validated as
+ * RFC 8259 JSON first-error-wins, with the byte offset of the first bad byte. A leading UTF-8 BOM is
+ * skipped (RFC 8259 §8.1 allows parsers to ignore one; some Windows tools still write it).
  */
 export function splitBatch(bytes: Uint8Array): Batch {
   const n = bytes.length
@@ -281,11 +288,12 @@ export function splitBatch(bytes: Uint8Array): Batch {
 
   // The output is never longer than the input (each element's '\n' is paid for by a ',' or ']'), so
   // it is built in a copy of the input: newlines are folded in place as the scan passes them, and each
-  // object element is then moved down to the write position `w` (always <= its start).
+  // element is then moved down to the write position `w` (always <= its start).
   const out = bytes.slice()
   let w = 0
   const reasons: Batch['reasons'] = []
   let accepted = 0
+  let acceptedBytes = 0
   let index = 0 // the index of the current top-level element
   let start = 0 // where the current top-level element began
 
@@ -357,11 +365,12 @@ export function splitBatch(bytes: Uint8Array): Batch {
     // A value is complete; at depth 1 it was a whole element of the outer array.
     state = AFTER
     if (depth === 1) {
+      out.copyWithin(w, start, i)
+      w += i - start
+      out[w++] = LF
       if (bytes[start] === LBRACE) {
-        out.copyWithin(w, start, i)
-        w += i - start
-        out[w++] = LF
         accepted++
+        acceptedBytes += i - start + 1
       } else {
         reasons.push({ index, reason: 'not_an_object' })
       }
@@ -372,5 +381,5 @@ export function splitBatch(bytes: Uint8Array): Batch {
   // Only whitespace may follow the array.
   while (i < n && (bytes[i] === SPACE || bytes[i] === TAB || bytes[i] === LF || bytes[i] === CR)) i++
   if (i < n) throw malformed(bytes, i, 'data after the array')
-  return { ndjson: out.subarray(0, w), accepted, rejected: reasons.length, reasons }
+  return { ndjson: out.subarray(0, w), accepted, acceptedBytes, rejected: reasons.length, reasons }
 }

@@ -1,6 +1,6 @@
 // The ledger as the roller sees it: which sinks are due (the roll policy over the ledger's lag),
 // leases (FOR UPDATE SKIP LOCKED, so several rollers share the sinks), and the roll reports.
-import type { RollReportBody } from '../contract/internal.ts'
+import type { LeasePurpose, RollReportBody } from '../contract/internal.ts'
 import type { EdgeDb } from '../db/edge.ts'
 import type { WarehouseRow } from './catalogs.ts'
 import { iso, LAG } from './ledger-sql.ts'
@@ -44,20 +44,27 @@ function withWarehouse(r: Record<string, any>): RollerSinkRow {
   return { ...r, warehouse }
 }
 
-/** Every active sink (or one), with its due flag; no lease taken. */
+/** Every sink not deleted (or one), disabled ones included (their batches wait: lag), with its due flag; no lease taken. */
 export async function viewSinks(db: EdgeDb, sinkId: string | null): Promise<RollerSinkRow[]> {
-  const { rows } = await db.$client.query(`${SELECT} where s.state = 'active' and ($1::text is null or s.id = $1) order by s.id`, [sinkId])
+  const { rows } = await db.$client.query(`${SELECT} where s.state <> 'deleted' and ($1::text is null or s.id = $1) order by s.id`, [sinkId])
   return rows.map(withWarehouse)
 }
 
-/** Leases the due sinks (or the one asked for; `force` ignores the policy) to this roller. */
-export async function leaseSinks(db: EdgeDb, o: { roller: string; leaseSeconds: number; sinkId: string | null; force: boolean }): Promise<RollerSinkRow[]> {
+/**
+ * Leases the due sinks (or the one asked for; `force` ignores the policy) to this roller. For the
+ * maintenance sweep: any active or disabled sink, due or not. Either way a sink another roller holds
+ * is not leased, and both purposes hold the same lease, so a roll and a sweep never overlap.
+ */
+export async function leaseSinks(
+  db: EdgeDb,
+  o: { roller: string; leaseSeconds: number; sinkId: string | null; force: boolean; purpose?: LeasePurpose },
+): Promise<RollerSinkRow[]> {
   const { rows } = await db.$client.query(
     `with due as (
        select d.id from (${SELECT}
-         where s.state = 'active' and ($3::text is null or s.id = $3)
+         where (s.state = 'active' or ($5::boolean and s.state = 'disabled')) and ($3::text is null or s.id = $3)
            and (s.lease_expires_at is null or s.lease_expires_at < now() or s.lease_owner = $1)) d
-       where d.due or $4::boolean
+       where d.due or $4::boolean or $5::boolean
      ), leased as (
        update sinks set lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2)
        where id in (select s.id from sinks s join due on due.id = s.id for update of s skip locked)
@@ -65,7 +72,7 @@ export async function leaseSinks(db: EdgeDb, o: { roller: string; leaseSeconds: 
        returning id
      )
      select id from leased`,
-    [o.roller, o.leaseSeconds, o.sinkId, o.force],
+    [o.roller, o.leaseSeconds, o.sinkId, o.force, o.purpose === 'maintenance'],
   )
   if (rows.length === 0) return []
   const ids = rows.map((r: { id: string }) => r.id)

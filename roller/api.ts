@@ -2,7 +2,7 @@
 // and every reply is parsed with its schemas.
 import { parse, toSafeNumberOrThrow } from 'lossless-json'
 import * as v from 'valibot'
-import { RollAnswer, SinkList, type RollReport as Report, type SinksQuery, type SinkView } from '../contract/internal.ts'
+import { RollAnswer, SinkList, type LeasePurpose, type RollReport as Report, type SinksQuery, type SinkView } from '../contract/internal.ts'
 import type { RollerConfig } from './config.ts'
 
 export type { SinkView }
@@ -32,15 +32,25 @@ export class EdgeApi {
     return got.output
   }
 
-  /** Leases the due sinks (or `sink`; `force` ignores the policy) for this roller. */
-  async lease(opts: { sink?: string; force?: boolean } = {}): Promise<SinkView[]> {
+  /**
+   * Leases the due sinks (or `sink`; `force` ignores the policy) for this roller; `purpose:
+   * 'maintenance'` leases `sink` for a sweep of its table, due or not, active or disabled. A sink
+   * another roller holds is not leased (an empty answer).
+   */
+  async lease(opts: { sink?: string; force?: boolean; purpose?: LeasePurpose } = {}): Promise<SinkView[]> {
     const query: v.InferInput<typeof SinksQuery> = { roller: this.config.rollerId, lease_seconds: String(this.config.leaseSeconds) }
     if (opts.sink) query.sink = opts.sink
     if (opts.force) query.force = 'true'
+    if (opts.purpose) query.purpose = opts.purpose
     return (await this.request(SinkList, 'GET', `/internal/sinks?${new URLSearchParams(query)}`)).sinks
   }
 
-  /** The roller's view of every active sink, no lease. */
+  /** Gives back a sweep's lease: a report of nothing, never recorded as a roll. */
+  async releaseMaintenance(sinkId: string, sweepId: string): Promise<void> {
+    await this.report(sinkId, { roller: this.config.rollerId, roll_id: sweepId, consumed: [], repaired: [], release: true, purpose: 'maintenance' })
+  }
+
+  /** The roller's view of every sink not deleted (disabled ones too), no lease. */
   async view(): Promise<SinkView[]> {
     return (await this.request(SinkList, 'GET', '/internal/sinks')).sinks
   }

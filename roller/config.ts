@@ -18,8 +18,11 @@ export interface RollerConfig {
   leaseSeconds: number
   /** Port of /healthz and /metrics; 0 for none. */
   metricsPort: number
-  /** The maintenance sweep: how often, how many snapshots stay, the compaction target, the orphan age guard. */
-  maintenance: { everyHours: number; retainSnapshots: number; targetFileSizeBytes: number; orphanOlderThanMs: number }
+  /**
+   * The maintenance sweep: how often; the retained history (spec: 20 snapshots or 168 h, whichever
+   * comes first); the compaction target; the orphan age guard.
+   */
+  maintenance: { everyHours: number; retainSnapshots: number; maxSnapshotAgeMs: number; targetFileSizeBytes: number; orphanOlderThanMs: number }
   /** A keyed roll's limit on rewritten data files (spec: 256 MiB); lowered in tests. */
   maxRewriteBytes: number
   /** Threads that scan batches beside the main thread; 0 scans on the main thread. */
@@ -52,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     maintenance: {
       everyHours: Number(env.LHBOX_MAINTENANCE_HOURS ?? 6),
       retainSnapshots: Number(env.LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS ?? 20),
+      maxSnapshotAgeMs: Number(env.LHBOX_MAINTENANCE_RETAIN_HOURS ?? 168) * 3600_000,
       targetFileSizeBytes: Number(env.LHBOX_MAINTENANCE_TARGET_FILE_BYTES ?? 128 * 1024 * 1024),
       orphanOlderThanMs: Number(env.LHBOX_MAINTENANCE_ORPHAN_HOURS ?? 24) * 3600_000,
     },

@@ -1,5 +1,6 @@
 // Whole-table dedupe for a keyed sink (POST /v1/sinks/{id}/dedupe): keep only the latest row per key
-// — latest by __ingest_ts, a tie going to the later commit (data sequence number) — in one commit.
+// — latest by __ingest_ts, a tie going to the later commit (data sequence number, which every rewrite
+// keeps: replace.ts) — in one commit.
 // Refused past 1 GiB of data files or 10 million rows, with the reason in dedupe.last.
 import { DEDUPE_SUMMARY } from '../contract/summary.ts'
 import { INGEST_TS } from '../contract/table.ts'
@@ -9,7 +10,14 @@ import type { Compression } from '../iceberg/parquet/data-file.ts'
 import { readDataFile } from '../iceberg/parquet/read-rows.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
-import { prepareReplace, readLiveFiles, type LiveEntry, type PreparedReplace } from '../iceberg/transaction/replace.ts'
+import {
+  dataSequenceNumber,
+  prepareReplace,
+  readLiveFiles,
+  type LiveEntry,
+  type PreparedReplace,
+  type ReplacementFile,
+} from '../iceberg/transaction/replace.ts'
 import { assertUnmoved, PlanStale, transact, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
 import type { Row } from '../iceberg/spec/types.ts'
 import type { SinkView } from './api.ts'
@@ -108,7 +116,7 @@ async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opt
   const winners = new Map<string, Candidate>()
   const losers: Array<Set<number>> = files.data.map(() => new Set())
   for (const [file, entry] of files.data.entries()) {
-    const seq = entry.entry.sequenceNumber ?? 0n
+    const seq = dataSequenceNumber(entry)
     const keyed = await readDataFile(await table.io.read(entry.entry.dataFile.filePath), schema, { columns: [...key, INGEST_TS] })
     keyed.forEach((r: Row, row: number) => {
       if (key.some((k) => r[k] === null || r[k] === undefined)) return // rows without a whole key stay
@@ -135,7 +143,8 @@ async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opt
   // Pass 2: drop the files that lost every row; rewrite the others without their losers.
   const dropped: LiveEntry[] = []
   const rewritten: LiveEntry[] = []
-  const added = []
+  const added: ReplacementFile[] = []
+  const specId = defaultSpec(table.metadata)['spec-id']
   for (const [file, entry] of files.data.entries()) {
     if (losers[file].size === 0) continue
     if (losers[file].size === Number(entry.entry.dataFile.recordCount)) {
@@ -155,12 +164,13 @@ async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opt
     }
     const out = w.finish(`${opts.rollId}-dedupe-${crypto.randomUUID()}`)
     await uploadDataFiles(table, out)
-    added.push(...out)
+    // The kept rows keep the data sequence number of the commit they came from (the tie-break above).
+    for (const f of out) added.push({ specId, dataFile: f.dataFile, dataSequenceNumber: dataSequenceNumber(entry) })
     rewritten.push(entry)
   }
   const replace = await prepareReplace(table, {
     deleted: new Set([...dropped, ...rewritten].map((e) => e.entry.dataFile.filePath)),
-    added: added.map((f) => ({ specId: defaultSpec(table.metadata)['spec-id'], dataFile: f.dataFile })),
+    added,
     operation: 'overwrite',
     properties: { [DEDUPE_SUMMARY.sink]: sink.id, [DEDUPE_SUMMARY.rowsRemoved]: String(removed) },
   })

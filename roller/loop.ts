@@ -13,8 +13,11 @@ import { ScanPool } from './scan-pool.ts'
 
 export interface Roller {
   tick(opts?: { force?: boolean; sink?: string }): Promise<{ rolled: number; failed: number }>
-  /** The maintenance sweep over every active sink's table (or one), where the warehouse says `roller`. */
-  maintain(opts?: { sink?: string }): Promise<{ maintained: number; failed: number }>
+  /**
+   * The maintenance sweep over every active or disabled sink's table (or one), where the warehouse says
+   * `roller`, each under the sink's lease; `skipped`: sinks another roller held.
+   */
+  maintain(opts?: { sink?: string }): Promise<{ maintained: number; failed: number; skipped: number }>
   close(): Promise<void>
 }
 
@@ -31,8 +34,6 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   async function rollOne(sink: SinkView): Promise<boolean> {
     const rollId = `roll-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
     const slog = log.child({ sink_id: sink.id, roll_id: rollId })
-    metrics.rollSeconds.set({ sink: sink.id }, sink.policy.roll_seconds)
-    metrics.lagSeconds.set({ sink: sink.id }, sink.lag.oldest_at ? (Date.now() - Date.parse(sink.lag.oldest_at)) / 1000 : 0)
     const end = metrics.rollDuration.startTimer()
     // When each step boundary was last passed (ms since the roll began): where a slow roll spends its time.
     const began = Date.now()
@@ -96,30 +97,72 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       let rolled = 0
       let failed = 0
       for (const sink of sinks) (await rollOne(sink)) ? rolled++ : failed++
+      // The lag gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
+      // disabled one its waiting batches' age, a deleted one is gone. A failed view leaves them as they are.
+      await api.view().then(
+        (all) => metrics.setSinks(all),
+        (err) => log.warn('the sink view failed; the lag gauges keep their last values', { error: (err as Error).message }),
+      )
       return { rolled, failed }
     },
     async maintain(opts = {}) {
       let maintained = 0
       let failed = 0
-      for (const sink of await api.view()) {
-        if (opts.sink && sink.id !== opts.sink) continue
+      let skipped = 0
+      for (const listed of await api.view()) {
+        if (opts.sink && listed.id !== opts.sink) continue
+        // A disabled sink's table is maintained too (its history still grows old); a deleted one's is not.
+        if (listed.state !== 'active' && listed.state !== 'disabled') continue
         // `off` where the catalog maintains its tables itself (R2 Data Catalog, for one).
-        if (sink.warehouse.maintenance !== 'roller') continue
+        if (listed.warehouse.maintenance !== 'roller') continue
+        const slog = log.child({ sink_id: listed.id })
+        // The sink's own lease, the one its rolls take: no roll of it and no other roller's sweep meanwhile.
+        let sink: SinkView | undefined
+        try {
+          ;[sink] = await api.lease({ sink: listed.id, purpose: 'maintenance' })
+        } catch (err) {
+          failed++
+          slog.error('maintenance failed: no lease', { error: (err as Error).message })
+          continue
+        }
+        if (!sink) {
+          skipped++
+          slog.info('maintenance skipped this sweep: another roller holds the sink', { lease: listed.lease })
+          continue
+        }
+        const leased = sink
+        const sweepId = `sweep-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
+        // A long sweep keeps its lease, renewed at a third of its term; the release waits for a renewal in flight.
+        let renewing: Promise<unknown> = Promise.resolve()
+        const renew = setInterval(
+          () => {
+            renewing = api.lease({ sink: leased.id, purpose: 'maintenance' }).then(
+              (got) => got.length === 0 && slog.warn('the sweep lost its lease', {}),
+              (err) => slog.warn('the sweep could not renew its lease', { error: (err as Error).message }),
+            )
+          },
+          (config.leaseSeconds * 1000) / 3,
+        )
+        renew.unref()
         const end = metrics.maintenanceDuration.startTimer()
         try {
-          const r = await maintainTable(sink, warehouses.catalog(sink), config.maintenance, log.child({ sink_id: sink.id }), { retry: config.retry, onRetry })
+          const r = await maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry })
           metrics.snapshotsExpired.inc(r.snapshotsExpired)
           metrics.filesDeleted.inc(r.filesDeleted)
           metrics.bytesCompacted.inc(r.bytesCompacted)
           maintained++
         } catch (err) {
           failed++
-          log.error('maintenance failed', { sink_id: sink.id, error: (err as Error).message })
+          log.error('maintenance failed', { sink_id: leased.id, error: (err as Error).message })
         } finally {
           end()
+          clearInterval(renew)
+          await renewing
+          // A release that fails leaves the lease to expire: the sink's rolls wait at most one lease term.
+          await api.releaseMaintenance(leased.id, sweepId).catch((err) => slog.warn('the sweep could not release its lease', { error: (err as Error).message }))
         }
       }
-      return { maintained, failed }
+      return { maintained, failed, skipped }
     },
     close: async () => {
       await scanPool?.close()

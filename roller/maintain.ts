@@ -1,8 +1,10 @@
 // The maintenance sweep (spec: "every 6 hours: it expires the table back to 20 snapshots and compacts
 // the small files"): compact, rewrite the small manifests, expire, delete what no retained snapshot
-// reaches. Its commits
-// carry no lakehousebox.sink.* keys; exactly-once holds through them because step 2 of every roll
-// reads every retained snapshot AND the committed markers, which cover history that expiry removed.
+// reaches. The retained history is "20 snapshots or 168 h": a snapshot beyond the newest 20 or older
+// than 168 h is expired, the current one never. The roller runs it under the sink's lease (loop.ts).
+// Its commits carry no lakehousebox.sink.* keys; exactly-once holds through them because step 2 of
+// every roll reads every retained snapshot AND the committed markers, which cover history that expiry
+// removed (the spec: "past the retained history (20 snapshots or 168 h), a roll is still known").
 import type { Catalog } from '../iceberg/catalog/index.ts'
 import type { TransactOptions } from '../iceberg/transaction/transact.ts'
 import { compactTable } from '../iceberg/maintenance/compact.ts'
@@ -11,8 +13,14 @@ import { rewriteManifests } from '../iceberg/maintenance/rewrite-manifests.ts'
 import type { SinkView } from './api.ts'
 import type { Logger } from './log.ts'
 
+/** The spec's 168 h. */
+const DEFAULT_MAX_SNAPSHOT_AGE_MS = 168 * 3600_000
+
 export interface MaintenancePolicy {
+  /** The newest snapshots kept (spec: 20). */
   retainSnapshots: number
+  /** Snapshots older than this are expired too, whichever limit comes first; default 168 h. */
+  maxSnapshotAgeMs?: number
   targetFileSizeBytes: number
   /** Unreachable files younger than this are kept: they may belong to a commit in flight. */
   orphanOlderThanMs: number
@@ -46,7 +54,11 @@ export async function maintainTable(
   // Then the manifests: the ones compaction left with only dead entries are dropped, and small ones
   // (files not compacted, appends since the last merge) are folded into a few.
   const rewritten = await rewriteManifests(catalog, compacted?.table ?? table, commits)
-  const expired = await expireSnapshots(catalog, rewritten?.table ?? compacted?.table ?? table, { retainLast: policy.retainSnapshots, ...commits })
+  const expired = await expireSnapshots(catalog, rewritten?.table ?? compacted?.table ?? table, {
+    retainLast: policy.retainSnapshots,
+    maxAgeMs: policy.maxSnapshotAgeMs ?? DEFAULT_MAX_SNAPSHOT_AGE_MS,
+    ...commits,
+  })
   // Files are deleted only after the commit that unreferenced them succeeded.
   const cleanup = await deleteUnreachable(expired.base, expired.table, { orphanOlderThanMs: policy.orphanOlderThanMs })
   if (cleanup.failed.length > 0) log.warn('some unreachable files could not be deleted', { failed: cleanup.failed.length })

@@ -1,6 +1,7 @@
 // Prometheus metrics and the roller's /healthz, on LHBOX_ROLLER_PORT.
 import { createServer, type Server } from 'node:http'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { SinkView } from './api.ts'
 
 export class RollerMetrics {
   readonly registry = new Registry()
@@ -49,6 +50,28 @@ export class RollerMetrics {
     registers: [this.registry],
   })
   lastTickAt: Date | null = null
+
+  /**
+   * The per-sink gauges from a view of every sink (disabled ones included): lag is the age of the
+   * oldest waiting batch, 0 when none waits. A sink no longer in the view (deleted) loses its series,
+   * so the sink_lag alert neither sticks after a drain nor outlives the sink.
+   */
+  async setSinks(sinks: SinkView[], now = Date.now()): Promise<void> {
+    const listed = new Set<string>()
+    for (const s of sinks) {
+      listed.add(s.id)
+      const oldest = s.lag.batches > 0 && s.lag.oldest_at ? Date.parse(s.lag.oldest_at) : null
+      // never negative: the ledger's clock may run a little ahead of this host's
+      this.lagSeconds.set({ sink: s.id }, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000))
+      this.rollSeconds.set({ sink: s.id }, s.policy.roll_seconds)
+    }
+    for (const gauge of [this.lagSeconds, this.rollSeconds]) {
+      for (const { labels } of (await gauge.get()).values) {
+        const sink = String(labels.sink)
+        if (!listed.has(sink)) gauge.remove({ sink })
+      }
+    }
+  }
 }
 
 export function serveMetrics(metrics: RollerMetrics, port: number): Server {

@@ -12,7 +12,7 @@ import { buildersFor, finishBatch } from '../iceberg/parquet/builders.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
 import { KeySet } from '../iceberg/parquet/key-set.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
-import { prepareReplace, readLiveFiles, type LiveEntry, type PreparedReplace } from '../iceberg/transaction/replace.ts'
+import { dataSequenceNumber, prepareReplace, readLiveFiles, type LiveEntry, type PreparedReplace } from '../iceberg/transaction/replace.ts'
 import { parsePrimitive, type Row, type Schema, type Value } from '../iceberg/spec/types.ts'
 import { EndTick } from './intake.ts'
 import { PartitionedWriter, uploadDataFiles, type EncodedFile } from '../iceberg/writer/partitioned.ts'
@@ -276,12 +276,17 @@ export async function commitUpsert(
         plan: async (base, round) => {
           if (round > 0) ctx.recheck(base)
           const plan = await planUpsert(base, key, keyed, ctx.maxRewriteBytes)
-          const files = await writeFiles(base, keyed, plan, ctx)
+          const { files, kept } = await writeFiles(base, keyed, plan, ctx)
           await uploadDataFiles(base, files)
           await ctx.checkpoint('data-file')
           const replace = await prepareReplace(base, {
             deleted: new Set([...plan.dropped, ...plan.rewritten].map((e) => e.entry.dataFile.filePath)),
-            added: files.map((f) => ({ specId: defaultSpec(base.metadata)['spec-id'], dataFile: f.dataFile })),
+            // A rewritten file keeps its source's data sequence number: its rows are as old as they were.
+            added: files.map((f) => ({
+              specId: defaultSpec(base.metadata)['spec-id'],
+              dataFile: f.dataFile,
+              dataSequenceNumber: kept.get(f.dataFile.filePath),
+            })),
             operation: 'overwrite',
             properties: {
               ...properties,
@@ -312,10 +317,19 @@ export async function commitUpsert(
   return { snapshotId: p.replace.snapshotId, files: p.files, plan: p.plan, unknownOutcome: done!.unknownOutcome }
 }
 
-/** The roll's rows in one file, and each partly replaced file without its replaced rows. */
-async function writeFiles(base: LoadedTable, keyed: KeyedRows, plan: UpsertPlan, ctx: UpsertContext): Promise<EncodedFile[]> {
+/**
+ * The roll's rows in one file, and each partly replaced file without its replaced rows; `kept` maps
+ * each rewritten file's path to its source's data sequence number.
+ */
+async function writeFiles(
+  base: LoadedTable,
+  keyed: KeyedRows,
+  plan: UpsertPlan,
+  ctx: UpsertContext,
+): Promise<{ files: EncodedFile[]; kept: Map<string, bigint> }> {
   const schema = currentSchema(base.metadata)
   const out: EncodedFile[] = []
+  const kept = new Map<string, bigint>()
   const fresh = new PartitionedWriter(base, ctx.compression)
   fresh.appendRows(keyed.rows())
   out.push(...fresh.finish(`${ctx.rollId}-${crypto.randomUUID()}`))
@@ -346,9 +360,12 @@ async function writeFiles(base: LoadedTable, keyed: KeyedRows, plan: UpsertPlan,
     }
     if (w.rows !== rows - countOnes(drop))
       throw new Error(`rewriting ${entry.entry.dataFile.filePath}: ${w.rows} rows kept of ${rows}, the plan replaced ${countOnes(drop)}`)
-    out.push(...w.finish(`${ctx.rollId}-rewrite-${crypto.randomUUID()}`))
+    for (const f of w.finish(`${ctx.rollId}-rewrite-${crypto.randomUUID()}`)) {
+      out.push(f)
+      kept.set(f.dataFile.filePath, dataSequenceNumber(entry))
+    }
   }
-  return out
+  return { files: out, kept }
 }
 
 function countOnes(a: Uint8Array): number {

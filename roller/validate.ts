@@ -3,9 +3,8 @@
 // buffers (iceberg/ingest/scan.ts); a keyed sink's stay rows, since the latest per key is chosen by row.
 import { BATCH_META, parseSkipped } from '../contract/bucket.ts'
 import { INGEST_TS } from '../contract/table.ts'
-import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
+import { BatchUnreadable, parseLine, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import type { Bucket } from '../iceberg/io/s3.ts'
-import { parseLossless } from '../iceberg/spec/json.ts'
 import type { ColumnBatch } from '../iceberg/parquet/columns.ts'
 import type { Row, Schema } from '../iceberg/spec/types.ts'
 import { toRow } from '../iceberg/spec/values.ts'
@@ -117,7 +116,7 @@ export class BatchChecker {
     }
     const parsed: unknown[] = []
     try {
-      for (const line of lines) parsed.push(parseLossless(line))
+      for (const line of lines) parsed.push(parseLine(line))
     } catch (err) {
       throw new BatchUnreadable((err as Error).message, lines.length)
     }
@@ -146,11 +145,12 @@ export class BatchChecker {
 }
 
 /**
- * Line i of a batch is the i-th object the producer sent; x-amz-meta-skipped lists the elements the
- * edge did not store (not objects), so the producer's own index can be given back. No header: every
- * element was stored, line = index. `unrecorded`: the list was too long to keep, the index is unknown.
+ * A line's index in the array the producer sent. The edge stores every element, line i = element i,
+ * and writes no x-amz-meta-skipped. A batch an older edge stored holds only the objects, and its
+ * x-amz-meta-skipped lists the other elements' indexes, so the producer's own index is given back;
+ * `unrecorded`: the list was too long to keep, the index is unknown (null).
  */
-function elementIndexes(metadata: Record<string, string>): (line: number) => number | null {
+export function elementIndexes(metadata: Record<string, string>): (line: number) => number | null {
   const skipped = parseSkipped(metadata[BATCH_META.skipped])
   if (skipped === null) return () => null
   if (skipped.length === 0) return (line) => line

@@ -1,6 +1,7 @@
 // The roller's routes (bootstrap secret only; never served publicly):
-// GET /internal/sinks — the roller's view, and with ?roller= a lease of the due sinks;
-// POST /internal/sinks/{id}/roll — the roller's report.
+// GET /internal/sinks — the roller's view, and with ?roller= a lease of the due sinks (with
+// ?purpose=maintenance, of the sinks the sweep covers); POST /internal/sinks/{id}/roll — the roller's
+// report, or the release that ends a sweep.
 import { Hono } from 'hono'
 import { RollReport, SinksQuery, type RollAnswer, type SinkList, type SinkView } from '../../contract/internal.ts'
 import { requireBootstrap } from '../auth.ts'
@@ -48,17 +49,29 @@ export const internalRoutes = new Hono<AppEnv>()
     const q = query(c, SinksQuery)
     const db = await c.var.db()
     const rows = q.roller
-      ? await leaseSinks(db, { roller: q.roller, leaseSeconds: q.lease_seconds as unknown as number, sinkId: q.sink ?? null, force: q.force === 'true' })
+      ? await leaseSinks(db, {
+          roller: q.roller,
+          leaseSeconds: q.lease_seconds as unknown as number,
+          sinkId: q.sink ?? null,
+          force: q.force === 'true',
+          purpose: q.purpose,
+        })
       : await viewSinks(db, q.sink ?? null)
     return c.json({ sinks: rows.map(rollerView) } satisfies SinkList)
   })
   .post('/internal/sinks/:id/roll', async (c) => {
     const body = await jsonBody(c, RollReport)
+    // The end of a sweep only gives the lease back: it reports no roll, so it can never be taken for one.
+    if (
+      body.purpose === 'maintenance' &&
+      (body.consumed.length || body.repaired.length || body.last_roll || body.rejects || body.disabled_reason || body.dedupe)
+    )
+      throw new ApiError(400, 'invalid_request', 'a maintenance report only releases the lease: it carries no batches, roll, rejects, state or dedupe')
     const db = await c.var.db()
     const result = await applyRollReport(db, c.req.param('id'), body)
     if (!result) throw new ApiError(404, 'sink_not_found', `no sink ${c.req.param('id')}`)
-    // A report that only releases the lease (an ended tick) is not a roll.
-    if (body.last_roll || body.consumed.length > 0 || body.disabled_reason || body.dedupe)
+    // A report that only releases the lease (an ended tick, a finished sweep) is not a roll.
+    if (body.purpose === 'roll' && (body.last_roll || body.consumed.length > 0 || body.disabled_reason || body.dedupe))
       await audit(db, {
         projectId: result.projectId,
         actor: `roller:${body.roller}`,

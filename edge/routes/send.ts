@@ -1,7 +1,7 @@
 // POST /v1/sinks/{sink_id}: the send route. The send key only; one ledger statement; one PUT of the
 // batch, unchanged, to _sink/<sink_id>/<batch_id>.ndjson; 202 only after the PUT succeeded.
 import { Hono } from 'hono'
-import { BATCH_META, batchKey, NDJSON, skippedValue } from '../../contract/bucket.ts'
+import { BATCH_META, batchKey, NDJSON } from '../../contract/bucket.ts'
 import { S3Error } from '../../iceberg/io/s3.ts'
 import { bearer } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
@@ -12,6 +12,7 @@ import { forgetBatch, markStored, recordBatch, type BatchInput } from '../ledger
 import { bucketClient } from '../s3.ts'
 
 const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
+const SINK_ID = /^snk_[0-9a-f]+$/
 
 const wrongKey = () => new ApiError(401, 'unauthorized', 'send this sink’s send key as Authorization: Bearer al_send_…')
 
@@ -20,16 +21,14 @@ async function digest(bytes: Uint8Array): Promise<string> {
 }
 
 /**
- * The x-amz-meta-* headers of the batch: its received time, rows, sink and the indexes of the elements
- * not stored (not_an_object), so the roller's rejects can name a row by its index in the array sent.
+ * The x-amz-meta-* headers of the batch: its received time, the elements stored (every element is a
+ * line, the not_an_object ones too, so line i is element i and no skipped list is needed) and the sink.
  */
-function batchMetadata(sinkId: string, row: { receivedAt: string; rows: number; reasons: unknown[] }): Record<string, string> {
-  const skipped = skippedValue(row.reasons.map((r) => (r as { index: number }).index))
+function batchMetadata(sinkId: string, row: { receivedAt: string; rows: number; rejected: number }): Record<string, string> {
   return {
     [BATCH_META.received]: row.receivedAt,
-    [BATCH_META.rows]: String(row.rows),
+    [BATCH_META.rows]: String(row.rows + row.rejected),
     [BATCH_META.sink]: sinkId,
-    ...(skipped === undefined ? {} : { [BATCH_META.skipped]: skipped }),
   }
 }
 
@@ -38,7 +37,8 @@ function bucketFailure(err: unknown): ApiError {
   return unavailable('bucket', 'the bucket is unavailable; retry with the same Idempotency-Key')
 }
 
-export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', async (c) => {
+// Every POST /v1/sinks/{x} is the send route: x that is no sink id (a name, say) is an unknown sink.
+export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', async (c) => {
   const token = bearer(c.req.header('authorization'))
   if (token && API_KEY.test(token)) throw new ApiError(403, 'send_only', 'this route takes a send key only (al_send_…), not an API key')
   if (!token || !SEND_KEY.test(token)) throw wrongKey()
@@ -55,13 +55,15 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId{snk_[0-9a-f]+}', 
     sinkId: c.req.param('sinkId'),
     batchId,
     bodySha256: await digest(body),
-    bytes: batch.ndjson.length,
+    // The accepted rows' bytes: the not_an_object lines are stored for the rejects file, not metered.
+    bytes: batch.acceptedBytes,
     rows: batch.accepted,
     rejected: batch.rejected,
     reasons: batch.reasons,
     sendKeySha256: await sha256Hex(token),
   }
 
+  if (!SINK_ID.test(input.sinkId)) throw wrongKey()
   const db = await c.var.db()
   const ledger = await recordBatch(db, input)
   // An unknown sink, a deleted one and a wrong key answer alike: no way to probe which sinks exist.

@@ -9,6 +9,7 @@
 // and a rejected row leaves nothing in the columns; test/unit/iceberg/scan.test.ts checks on
 // generated rows that an accepted row's values are exactly toRow's.
 
+import { parse } from 'lossless-json'
 import { parseLossless } from '../spec/json.ts'
 import type { ColumnBatch } from '../parquet/columns.ts'
 import type { NestedField, Schema, Value } from '../spec/types.ts'
@@ -62,6 +63,21 @@ export class BatchUnreadable extends Error {
 const utf8Fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
 // Lines and spans of a line: a BOM of their own is kept (only the body's leading one is dropped).
 const utf8Line = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/**
+ * One stored line, parsed losslessly, as the reference path reads it. The edge stores every element of
+ * the array sent, objects or not. A line that is not an object is rejected (not_an_object) whatever it
+ * holds, so an object nested in it may repeat a member: the duplicate rule (which value was meant is
+ * unknowable) only matters for a row, and such an element must not make its whole batch unreadable.
+ */
+export function parseLine(text: string): unknown {
+  try {
+    return parseLossless(text)
+  } catch (err) {
+    if (text.trimStart().startsWith('{')) throw err
+    return parse(text, null, { onDuplicateKey: ({ newValue }) => newValue })
+  }
+}
 
 /** Not sure: take the row back and check it the reference way. */
 const DEFER = -1
@@ -150,7 +166,7 @@ export class Scanner {
     if (text.trim() === '') return 'blank'
     let value: unknown
     try {
-      value = parseLossless(text)
+      value = parseLine(text)
     } catch (err) {
       // A batch that is not UTF-8 further on is refused as such, as a whole-body decode would.
       throw new BatchUnreadable((err as Error).message, this.countLines(body))

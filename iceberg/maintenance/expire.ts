@@ -1,8 +1,10 @@
-// Snapshot expiry: one `remove-snapshots` commit that keeps the newest `retainLast` snapshots (by
-// timestamp), the current snapshot of main and every branch and tag head. A commit that lands in
-// between (a roll) only changes which snapshots are the newest: on CommitConflict the expiry is
-// planned again on the fresh base. Files are deleted afterwards, by deleteUnreachable (cleanup.ts),
-// and only from the metadata this commit produced.
+// Snapshot expiry: one `remove-snapshots` commit bounded by two limits, whichever comes first: a
+// snapshot beyond the newest `retainLast` (by timestamp) or older than `maxAgeMs` is expired — the
+// current snapshot of main and every branch and tag head are always kept. (Java's ExpireSnapshots
+// reads its count as a floor under the age limit instead; here either limit alone expires.) A commit
+// that lands in between (a roll) only changes which snapshots are the newest: on CommitConflict the
+// expiry is planned again on the fresh base. Files are deleted afterwards, by deleteUnreachable
+// (cleanup.ts), and only from the metadata this commit produced.
 
 import { CommitStateUnknown, type Catalog, type LoadedTable } from '../catalog/index.ts'
 import { CommitAbandoned, commitWithRetry, DEFAULT_RETRY, type Change, type RetryPolicy, type TransactOptions } from '../transaction/transact.ts'
@@ -13,9 +15,17 @@ export { deleteUnreachable } from './cleanup.ts'
 
 const DEFAULT_RETAIN_LAST = 20
 
-export interface ExpireOptions {
-  /** Snapshots to keep, newest first by timestamp (at least 1). Ref heads are kept besides. */
+/** What stays: at most `retainLast` snapshots, none older than `maxAgeMs`; ref heads whatever their rank or age. */
+export interface RetentionPolicy {
+  /** Snapshots to keep, newest first by timestamp (at least 1); default 20. */
   retainLast?: number
+  /** Snapshots whose timestamp is more than this before `now` are expired; no age limit when unset. */
+  maxAgeMs?: number
+  /** The clock the age is measured on (ms since the epoch); default Date.now() when the expiry starts. */
+  now?: number
+}
+
+export interface ExpireOptions extends RetentionPolicy {
   retry?: RetryPolicy
   onRetry?: TransactOptions['onRetry']
 }
@@ -39,12 +49,17 @@ function protectedSnapshotIds(metadata: TableMetadata): Set<bigint> {
 }
 
 /**
- * The ids to expire so that the newest `retainLast` snapshots remain (ties in timestamp broken by
- * sequence number, then by position in the metadata), never a protected one. Oldest first.
+ * The ids to expire: every snapshot beyond the newest `retainLast` (ties in timestamp broken by
+ * sequence number, then by position in the metadata) or older than `maxAgeMs` before `now`, never a
+ * protected one. Oldest first.
  */
-export function planExpire(metadata: TableMetadata, retainLast: number = DEFAULT_RETAIN_LAST): bigint[] {
+export function planExpire(metadata: TableMetadata, policy: RetentionPolicy = {}): bigint[] {
+  const { retainLast = DEFAULT_RETAIN_LAST, maxAgeMs, now = Date.now() } = policy
   if (!Number.isSafeInteger(retainLast) || retainLast < 1) throw new RangeError(`retainLast must be an integer of at least 1, got ${retainLast}`)
+  if (maxAgeMs !== undefined && !(Number.isFinite(maxAgeMs) && maxAgeMs >= 0)) throw new RangeError(`maxAgeMs must be a duration of 0 or more, got ${maxAgeMs}`)
+  if (!Number.isFinite(now)) throw new RangeError(`now must be a time in ms, got ${now}`)
   const keep = protectedSnapshotIds(metadata)
+  const oldest = maxAgeMs === undefined ? Number.NEGATIVE_INFINITY : now - maxAgeMs
   const newestFirst = metadata.snapshots
     .map((s, index) => ({ s, index }))
     .sort((a, b) => {
@@ -56,8 +71,7 @@ export function planExpire(metadata: TableMetadata, retainLast: number = DEFAULT
       return b.index - a.index
     })
   return newestFirst
-    .slice(retainLast)
-    .filter(({ s }) => !keep.has(s['snapshot-id']))
+    .filter(({ s }, rank) => (rank >= retainLast || s['timestamp-ms'] < oldest) && !keep.has(s['snapshot-id']))
     .reverse()
     .map(({ s }) => s['snapshot-id'])
 }
@@ -78,14 +92,14 @@ export function expireChange(base: TableMetadata, expired: bigint[]): Change {
 }
 
 /**
- * Removes the snapshots beyond the newest `retainLast` in one commit; nothing to expire → no
- * commit. An unknown commit outcome is resolved by reloading: what is gone from the reloaded
+ * Removes the snapshots beyond the newest `retainLast` or older than `maxAgeMs` in one commit (the age
+ * measured on one clock reading, `now`, for every attempt); nothing to expire → no commit. An unknown commit outcome is resolved by reloading: what is gone from the reloaded
  * metadata is reported as expired (deleteUnreachable stays safe either way, since it deletes only
  * what `table` no longer reaches).
  */
 export async function expireSnapshots(catalog: Catalog, table: LoadedTable, opts: ExpireOptions = {}): Promise<ExpireResult> {
-  const retainLast = opts.retainLast ?? DEFAULT_RETAIN_LAST
-  let expired = planExpire(table.metadata, retainLast)
+  const policy: RetentionPolicy = { retainLast: opts.retainLast ?? DEFAULT_RETAIN_LAST, maxAgeMs: opts.maxAgeMs, now: opts.now ?? Date.now() }
+  let expired = planExpire(table.metadata, policy)
   if (expired.length === 0) return { expired, table, base: table.metadata }
   let base = table
   try {
@@ -94,7 +108,7 @@ export async function expireSnapshots(catalog: Catalog, table: LoadedTable, opts
       table,
       async (fresh) => {
         base = fresh
-        expired = planExpire(fresh.metadata, retainLast)
+        expired = planExpire(fresh.metadata, policy)
         if (expired.length === 0) throw new CommitAbandoned('nothing left to expire on the fresh base')
         return expireChange(fresh.metadata, expired)
       },

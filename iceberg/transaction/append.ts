@@ -26,6 +26,8 @@ export interface AppendOptions {
   onRetry?: TransactOptions['onRetry']
   /** Called with each fresh base after a conflict; throw CommitAbandoned to commit nothing. */
   recheck?: (base: LoadedTable) => void | Promise<void>
+  /** The snapshot's time (ms) instead of now, never before its parent's: an import of old data, a retention test. */
+  timestampMs?: number
 }
 
 export interface AppendResult {
@@ -96,7 +98,7 @@ export async function appendWith(
       snapshotId: () => snapshotId,
       change: async (added, base, attempt) => {
         if (attempt > 0 && opts.recheck) await opts.recheck(base)
-        const plan = planSnapshot(base.metadata, { snapshotId })
+        const plan = planSnapshot(base.metadata, { snapshotId, timestampMs: opts.timestampMs })
         const parent = currentSnapshot(base.metadata)
         const previous = parent?.['manifest-list'] ? (await readManifestList(await base.io.read(parent['manifest-list']))).manifests.filter(hasLiveFiles) : []
         const manifests = await manifestsFor({ base, snapshotId, added, files, parent: previous })

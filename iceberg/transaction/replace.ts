@@ -4,11 +4,20 @@
 // Manifests: each manifest that holds a removed file is rewritten with that file as DELETED (its
 // data and file sequence numbers kept) and its other live files as EXISTING (snapshot id, sequence
 // numbers and v3 first_row_id kept); manifests without a removed file are carried over unchanged; the
-// added files go to new manifest(s), one per partition spec, as ADDED entries that inherit the new
-// snapshot's sequence number — as Java's RewriteFiles does by default. That is only exact when no
-// delete file applies to the rewritten files (a position delete names the old path; an equality
-// delete's reach depends on the data sequence number), so callers must not rewrite files in a
-// partition that has live delete files; `validate` re-checks that on every base.
+// added files go to new manifest(s), one per partition spec, as ADDED entries.
+//
+// Data sequence numbers (spec "Sequence Number Inheritance": "a new file with data that logically
+// belongs to an older sequence number ... must be provided explicitly and not inherited"): an added
+// file given `dataSequenceNumber` (a rewrite of older rows) is written with that explicit data
+// sequence number and a null file sequence number, which the new snapshot assigns — Java's
+// RewriteFiles.dataSequenceNumber(), written by ManifestWriter.add(file, dataSequenceNumber). Other
+// added files inherit the new snapshot's sequence number. Keeping the source's number keeps "which
+// commit a row came from" through a rewrite: dedupe's tie-break reads it.
+//
+// Either way it is only exact when no delete file applies to the rewritten files (a position delete
+// names the old path; an equality delete's reach depends on the data sequence number), so callers
+// must not rewrite files in a partition that a live delete file may apply to; `validate` re-checks
+// that on every base.
 //
 // Retries (transact.ts): the added files' manifests are written once (prepareReplace); after a
 // conflict each attempt re-reads the fresh base, checks that every removed file is still live
@@ -70,6 +79,13 @@ export async function readLiveFiles(table: LoadedTable, cache: ManifestCache = n
   return out
 }
 
+/** A live file's data sequence number: the commit its rows belong to (readLiveFiles fills inherited ones in). */
+export function dataSequenceNumber(live: LiveEntry): bigint {
+  const seq = live.entry.sequenceNumber
+  if (seq === null) throw new Error(`${live.entry.dataFile.filePath}: a live manifest entry without a data sequence number`)
+  return seq
+}
+
 /** A stable text key of a partition tuple within a spec. */
 export function partitionKey(specId: number, p: PartitionRecord): string {
   const value = (v: unknown) => (v instanceof Uint8Array ? `b:${Array.from(v).join(',')}` : typeof v === 'bigint' ? `n:${v}` : JSON.stringify(v))
@@ -82,8 +98,11 @@ export function partitionKey(specId: number, p: PartitionRecord): string {
 export interface ReplaceInput {
   /** Paths of live data files to remove. */
   deleted: Set<string>
-  /** The files that replace them, with the partition spec each was written for. */
-  added: Array<{ specId: number; dataFile: DataFile }>
+  /**
+   * The files that replace them, with the partition spec each was written for and, for a rewrite of
+   * older rows, the data sequence number to keep (at most the base's last sequence number).
+   */
+  added: ReplacementFile[]
   /** Called with every base's files before anything is written for it: throw PlanStale to plan again, CommitAbandoned to commit nothing. */
   validate?: (files: TableFiles, base: LoadedTable) => void
   /** `replace` (the default) changes no row; `overwrite` replaces rows (a keyed roll, a dedupe). */
@@ -97,6 +116,13 @@ export interface ReplaceInput {
   written?: string[]
 }
 
+export interface ReplacementFile {
+  specId: number
+  dataFile: DataFile
+  /** Written explicitly instead of inherited: the sequence number of the commit the rows came from. */
+  dataSequenceNumber?: bigint
+}
+
 export interface ReplaceResult {
   table: LoadedTable
   snapshotId: bigint
@@ -105,7 +131,7 @@ export interface ReplaceResult {
 const sum = (files: DataFile[], pick: (f: DataFile) => number | bigint) => files.reduce((n, f) => n + BigInt(pick(f)), 0n)
 
 /** Java's SnapshotSummary for a replace: added/deleted counts and the parent's totals moved by them. */
-export function replaceSummary(parent: Snapshot | undefined, added: Array<{ specId: number; dataFile: DataFile }>, deleted: LiveEntry[]): SnapshotSummary {
+export function replaceSummary(parent: Snapshot | undefined, added: ReplacementFile[], deleted: LiveEntry[]): SnapshotSummary {
   const a = added.map((x) => x.dataFile)
   const d = deleted.map((x) => x.entry.dataFile)
   const partitions = new Set([
@@ -144,7 +170,6 @@ function specOf(meta: TableMetadata, specId: number) {
   return spec
 }
 
-/** Commits the replacement of `deleted` by `added` as one `replace` snapshot on `main`. */
 /** A replace ready to commit: its added files' manifests are written; `change` builds it on a base. */
 export interface PreparedReplace {
   snapshotId: bigint
@@ -162,10 +187,16 @@ export async function prepareReplace(table: LoadedTable, input: ReplaceInput): P
   const rewritten = new Map<string, ManifestFile>() // source manifest path → its rewrite (valid for any base holding it)
   let n = 0
 
-  // The added files' manifests, once: ADDED entries inherit this snapshot's id and sequence number.
+  // The added files' manifests, once: ADDED entries inherit this snapshot's id and file sequence
+  // number, and its data sequence number unless they keep an older one.
   const addedManifests: ManifestFile[] = []
-  const bySpec = new Map<number, DataFile[]>()
-  for (const { specId, dataFile } of input.added) bySpec.set(specId, [...(bySpec.get(specId) ?? []), dataFile])
+  const bySpec = new Map<number, ReplacementFile[]>()
+  for (const added of input.added) {
+    const kept = added.dataSequenceNumber
+    if (kept !== undefined && (kept < 0n || kept > table.metadata['last-sequence-number']))
+      throw new RangeError(`${added.dataFile.filePath}: data sequence number ${kept} is not one of a commit of this table`)
+    bySpec.set(added.specId, [...(bySpec.get(added.specId) ?? []), added])
+  }
   for (const [specId, files] of bySpec) {
     const manifestPath = manifestLocation(table.metadata, commitUuid, n++)
     const m = await writeManifest({
@@ -174,7 +205,7 @@ export async function prepareReplace(table: LoadedTable, input: ReplaceInput): P
       spec: specOf(table.metadata, specId),
       snapshotId,
       manifestPath,
-      entries: files.map((dataFile) => ({ dataFile })),
+      entries: files.map(({ dataFile, dataSequenceNumber }) => ({ dataFile, sequenceNumber: dataSequenceNumber ?? null })),
     })
     written.push(manifestPath)
     await table.io.write(manifestPath, m.bytes, 'application/octet-stream')

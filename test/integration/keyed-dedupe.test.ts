@@ -12,9 +12,9 @@ import { Warehouses } from '../../roller/catalogs.ts'
 import { jsonLogger } from '../../roller/log.ts'
 import { loadConfig } from '../../roller/config.ts'
 import { dedupeTable } from '../../roller/dedupe.ts'
-import { ensureVenv } from '../support/python.ts'
+import { ensureVenv, runPython, toExact } from '../support/python.ts'
 import { rollerEnv, rollerTick } from '../support/roller.ts'
-import { pyAppend, scan, warehouseId } from '../support/roller-check.ts'
+import { pyAppend, pyCatalogArgs, scan, warehouseId, type PyCatalog } from '../support/roller-check.ts'
 import { newSink, poll, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
@@ -43,6 +43,9 @@ async function sendOk(sink: Sink, rows: unknown[]): Promise<void> {
 const view = async (sink: Sink) => (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
 const askDedupe = (sink: Sink) => call(`/v1/sinks/${sink.id}/dedupe`, { method: 'POST', key: stack().adminKey })
 const pairs = (rows: Array<Record<string, any>>) => rows.map((r) => [Number(r.x), r.who])
+/** PyIceberg's read with the current snapshot's live files and their entries' sequence numbers. */
+const filesScan = async (wh: PyCatalog, table: string): Promise<any> =>
+  toExact(await runPython('pyiceberg_scan.py', [...pyCatalogArgs(wh), table, '--order-by', 'x']))
 
 /** `lhbox sink dedupe <sink> --wait`, the bin entry as a child process, polling every 100 ms. */
 function lhboxDedupeWait(sink: Sink) {
@@ -162,12 +165,9 @@ describe('dedupe', () => {
     expect(Number(soon.headers.get('retry-after'))).toBeGreaterThan(3500)
   })
 
-  // KNOWN BUG (it.fails: passes while the bug is there; flip to `it` once fixed). A copy-on-write
-  // rewrite (a keyed roll's partly replaced file, or a compaction) adds the kept rows in a file of the
-  // NEW commit (iceberg/transaction/replace.ts: ADDED entries inherit the new sequence number), so dedupe's
-  // tie-break by sequence number then prefers a row that was committed first. Fixing it needs the
-  // rewrite to keep the source file's data sequence number (Java: RewriteFiles.dataSequenceNumber).
-  it.fails('a tie between a row of a file a keyed roll rewrote and a row committed after the original: the later commit wins', async () => {
+  // A copy-on-write rewrite keeps its source's data sequence number (iceberg/transaction/replace.ts), so
+  // the row a keyed roll carried over still counts as of the first commit: the later commit wins the tie.
+  it('a tie between a row of a file a keyed roll rewrote and a row committed after the original: the later commit wins', async () => {
     const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols } })
     const wh = { sql: whId }
     await sendOk(sink, [
@@ -175,12 +175,24 @@ describe('dedupe', () => {
       { x: 9, who: 'v1' },
     ])
     await tick(sink.id)
-    const ts = (await scan(wh, sink.table)).rows.find((r) => Number(r.x) === 1)!.__ingest_ts
+    const first = await filesScan(wh, sink.table)
+    const ts = first.rows.find((r: any) => Number(r.x) === 1)!.__ingest_ts
+    const [original] = first.files
     await pyAppend(wh, sink.table, [{ x: 1, who: 'later commit', __ingest_ts: ts }])
     expect((await call(`/v1/sinks/${sink.id}`, { method: 'PATCH', key: stack().adminKey, json: { key: ['x'] } })).status).toBe(200)
     // The keyed roll replaces 9: the first file is rewritten (its 1 kept, in a file of a newer commit).
     await sendOk(sink, [{ x: 9, who: 'v2' }])
     await tick(sink.id)
+    // PyIceberg reads the rewritten file with the first roll's data sequence number and the keyed
+    // roll's file sequence number; the keyed roll's own rows and the foreign append keep theirs.
+    const keyed = await filesScan(wh, sink.table)
+    const keyedSeq = keyed.snapshots.find((s: any) => s.snapshot_id === keyed.current_snapshot_id).sequence_number
+    const seqs = keyed.files.map((f: any) => [f.record_count, f.sequence_number, f.file_sequence_number]).sort((a: any, b: any) => (a[1] < b[1] ? -1 : 1))
+    expect(seqs).toEqual([
+      [1n, original.sequence_number, keyedSeq], // the rewrite: 1/first commit
+      [1n, original.sequence_number + 1n, original.sequence_number + 1n], // the foreign append
+      [1n, keyedSeq, keyedSeq], // the roll's 9/v2
+    ])
     expect((await askDedupe(sink)).status).toBe(202)
     await tick(sink.id)
     const s = await scan(wh, sink.table)

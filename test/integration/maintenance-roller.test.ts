@@ -160,7 +160,7 @@ describe('after 100 rolls plus maintenance', () => {
     const p = inProcessRoller({ LHBOX_MAINTENANCE_ORPHAN_HOURS: '0' })
     try {
       const r = await p.roller.maintain({ sink: sink.id })
-      expect(r, JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0 })
+      expect(r, JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0, skipped: 0 })
       const done = p.logs.find((l) => l.msg === 'maintained')
       // compaction first (its replace is the 101st snapshot), the manifest rewrite (the 102nd), then back to 20
       expect(done).toMatchObject({ snapshotsExpired: ROLLS + 2 - 20, filesCompacted: ROLLS })
@@ -225,7 +225,7 @@ describe('after 100 rolls plus maintenance', () => {
         await sendOk(sink, [{ x: 1000 + i }])
         await tickOk(p, sink.id)
       }
-      expect(await p.roller.maintain({ sink: sink.id }), JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0 })
+      expect(await p.roller.maintain({ sink: sink.id }), JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     } finally {
       await p.roller.close()
     }
@@ -258,7 +258,7 @@ describe('a roll racing a compaction, a compaction racing a roll', () => {
       for (let round = 0; round < 5; round++) {
         for (let i = 0; i < 2; i++) batches.push(await sendOk(sink, [{ x: x++ }, { x: x++ }]))
         const [t, m] = await Promise.all([p.roller.tick({ sink: sink.id, force: true }), p.roller.maintain({ sink: sink.id })])
-        expect({ round, t, m }, JSON.stringify(errorsOf(p.logs))).toEqual({ round, t: { rolled: 1, failed: 0 }, m: { maintained: 1, failed: 0 } })
+        expect({ round, t, m }, JSON.stringify(errorsOf(p.logs))).toEqual({ round, t: { rolled: 1, failed: 0 }, m: { maintained: 1, failed: 0, skipped: 0 } })
       }
     } finally {
       await p.roller.close()
@@ -381,9 +381,11 @@ describe('a roller stopped before its marker was deleted', () => {
     let table = await catalog.loadTable(tableId(sink.table))
     for (let i = 0; i < 21; i++) table = await ownAppend(catalog, table, [{ x: BigInt(1000 + i), who: 'tenant', __ingest_ts: null }])
 
-    const p = inProcessRoller()
+    // The sweep under the killed roller's id: its lease is still in place, and another roller's sweep
+    // would skip the sink until it expires (maintenance-lease.test.ts).
+    const p = inProcessRoller({ LHBOX_ROLLER_ID: rollerId })
     try {
-      expect(await p.roller.maintain({ sink: sink.id }), JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0 })
+      expect(await p.roller.maintain({ sink: sink.id }), JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     } finally {
       await p.roller.close()
     }
@@ -436,7 +438,7 @@ describe('maintenance: off on a warehouse', () => {
       const folderBefore = (await tableFolder(beforeOff)).sort()
       expect(beforeOff.metadata.snapshots).toHaveLength(4)
 
-      expect(await p.roller.maintain({ sink: offSink.id })).toEqual({ maintained: 0, failed: 0 })
+      expect(await p.roller.maintain({ sink: offSink.id })).toEqual({ maintained: 0, failed: 0, skipped: 0 })
       const afterOff = await offCatalog.loadTable(tableId(offSink.table))
       expect(afterOff.metadataLocation).toBe(beforeOff.metadataLocation)
       expect(afterOff.metadata.snapshots).toHaveLength(4)
@@ -446,7 +448,7 @@ describe('maintenance: off on a warehouse', () => {
       expect(countsByX(pyOff.rows)).toEqual(once([0, 1, 2, 3]))
 
       // the control: the same configuration on the stack's (roller) warehouse expires and compacts
-      expect(await p.roller.maintain({ sink: onSink.id }), JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0 })
+      expect(await p.roller.maintain({ sink: onSink.id }), JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0, skipped: 0 })
       const pyOn = await pyScan({ sql: whId }, onSink.table)
       expect(pyOn.files).toHaveLength(1)
       expect(pyOn.snapshots.length).toBeLessThanOrEqual(3)

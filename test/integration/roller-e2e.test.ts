@@ -2,13 +2,14 @@
 // edge, `roller/main.ts tick --force` runs in a child process, and the table is read back with
 // PyIceberg and DuckDB (never our own reader): exactly the good rows, exact values, __ingest_ts from
 // each batch's received_at; the rejects files with reasons and the original row bytes (also through
-// DuckDB read_json); the sink's view, the ledger, the snapshot summary and the first-roll commit.
+// DuckDB read_json), elements that are not objects among them (not_an_object); the sink's view, the
+// ledger, usage, the snapshot summary and the first-roll commit.
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseLossless } from '../../iceberg/spec/json.ts'
 import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { rollerTick, type TickResult } from '../support/roller.ts'
-import { bucket, database, intakeObjects, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { bucket, database, intakeObjects, ledger, newSink, send, uid, usage, type Sink } from '../support/sinks.ts'
 import { warehouseId } from '../support/roller-check.ts'
 import { call, stack } from '../support/stack.ts'
 
@@ -108,7 +109,7 @@ describe('a roll of good and bad rows', () => {
         ],
       },
     })
-    // A non-object element is rejected at the edge, by index, and never stored.
+    // A non-object element is counted rejected at the edge, by index, and stored for the rejects file.
     b1 = await sent(sink, `[${b1Rows[0]}, 42, ${b1Rows.slice(1).join(',')}]`)
     expect(b1.rejected).toBe(1)
     b2 = await sent(sink, `[${b2Rows.join(',\n')}]`)
@@ -159,7 +160,7 @@ describe('a roll of good and bad rows', () => {
     expect(s.summary).toMatchObject({
       'lakehousebox.sink.id': sink.id,
       'lakehousebox.sink.rows': '3',
-      'lakehousebox.sink.rejected_rows': '5',
+      'lakehousebox.sink.rejected_rows': '6',
       'added-records': '3',
     })
     expect(s.summary['lakehousebox.sink.batches'].split(',').sort()).toEqual([b1.batchId, b2.batchId].sort())
@@ -171,15 +172,16 @@ describe('a roll of good and bad rows', () => {
     const r1 = await rejectsLines(sink, b1.batchId)
     expect(r1.parsed.map(({ row, ...rest }) => rest)).toEqual(
       [
-        // `index` is the element's place in the array the producer sent (the 42 at index 1 was never
-        // stored); `line` its place in the stored batch.
-        { batch_id: b1.batchId, index: 2, line: 1, reason: 'type_mismatch', field: 'x', expected: 'long', got: 'string "7"' },
-        { batch_id: b1.batchId, index: 3, line: 2, reason: 'missing_required', field: 'x', expected: 'long' },
-        { batch_id: b1.batchId, index: 4, line: 3, reason: 'unknown_field', field: 'colour' },
+        // `index` is the element's place in the array the producer sent; `line` its place in the
+        // stored batch: the same, as every element is stored (the 42 at index 1 too).
+        { batch_id: b1.batchId, index: 1, line: 1, reason: 'not_an_object', got: 'number 42' },
+        { batch_id: b1.batchId, index: 2, line: 2, reason: 'type_mismatch', field: 'x', expected: 'long', got: 'string "7"' },
+        { batch_id: b1.batchId, index: 3, line: 3, reason: 'missing_required', field: 'x', expected: 'long' },
+        { batch_id: b1.batchId, index: 4, line: 4, reason: 'unknown_field', field: 'colour' },
         {
           batch_id: b1.batchId,
           index: 5,
-          line: 4,
+          line: 5,
           reason: 'type_mismatch',
           field: 'amount',
           expected: 'decimal(38,10)',
@@ -188,7 +190,8 @@ describe('a roll of good and bad rows', () => {
       ].map((r) => ({ ...r, index: BigInt(r.index), line: BigInt(r.line) })),
     )
     // The original row, byte for byte, at the end of each line.
-    r1.text.forEach((line, i) => expect(line.endsWith(`,"row":${b1Rows[i + 1]}}`), line).toBe(true))
+    expect(r1.text).toHaveLength(5)
+    r1.text.forEach((line, i) => expect(line.endsWith(`,"row":${['42', ...b1Rows.slice(1)][i]}}`), line).toBe(true))
 
     const r2 = await rejectsLines(sink, b2.batchId)
     expect(r2.parsed).toEqual([
@@ -224,6 +227,7 @@ describe('a roll of good and bad rows', () => {
       'field',
     )
     const expected = [
+      [b1.batchId, 1n, 'not_an_object', null],
       [b1.batchId, 2n, 'type_mismatch', 'x'],
       [b1.batchId, 3n, 'missing_required', 'x'],
       [b1.batchId, 4n, 'unknown_field', 'colour'],
@@ -235,9 +239,9 @@ describe('a roll of good and bad rows', () => {
 
   it('GET /v1/sinks/{id}: last_roll with the table’s current snapshot id, lag 0, rejects', async () => {
     const v = await view(sink)
-    expect(v.last_roll).toMatchObject({ batches: 2, rows: 3, rejected_rows: 5, snapshot_id: scan.current_snapshot_id.toString() })
+    expect(v.last_roll).toMatchObject({ batches: 2, rows: 3, rejected_rows: 6, snapshot_id: scan.current_snapshot_id.toString() })
     expect(v.lag).toEqual({ batches_waiting: 0, bytes_waiting: 0, oldest_waiting_at: null, seconds_behind: 0 })
-    expect(v.rejects).toMatchObject({ rows_total: 5, batches_with_rejects: 2, prefix: `s3://${stack().s3.bucket}/_sink/${sink.id}/rejects/` })
+    expect(v.rejects).toMatchObject({ rows_total: 6, batches_with_rejects: 2, prefix: `s3://${stack().s3.bucket}/_sink/${sink.id}/rejects/` })
   })
 
   it('the ledger rows are committed with the snapshot id, and the intake is empty', async () => {
@@ -266,10 +270,72 @@ describe('a roll of good and bad rows', () => {
     expect(latest.summary).toMatchObject({ 'lakehousebox.sink.batches': b3.batchId, 'lakehousebox.sink.rows': '1', 'lakehousebox.sink.rejected_rows': '1' })
     const v = await view(sink)
     expect(v.last_roll).toMatchObject({ batches: 1, rows: 1, rejected_rows: 1, snapshot_id: again.current_snapshot_id.toString() })
-    expect(v.rejects.rows_total).toBe(6)
+    expect(v.rejects.rows_total).toBe(7)
     expect(v.lag.batches_waiting).toBe(0)
     expect(await leftInIntake(sink.id)).toEqual([])
   })
+})
+
+// ---- elements that are not objects ----------------------------------------------------------------
+
+describe('elements that are not objects (issue 15, defect 3)', () => {
+  const body = '[{"a":1}, 42, "x", null, [1,2], {"a":2}]'
+  const rejected = [
+    { index: 1n, row: '42', got: 'number 42' },
+    { index: 2n, row: '"x"', got: 'string "x"' },
+    { index: 3n, row: 'null', got: 'null' },
+    { index: 4n, row: '[1,2]', got: 'array of 2' },
+  ]
+
+  for (const keyed of [false, true]) {
+    it(`${keyed ? 'a keyed' : 'an append'} sink: each in the rejects file as not_an_object, with its index and bytes; counted in rejects, once in usage`, async () => {
+      const sink = await newSink(stack().adminKey, {
+        tableSpec: { columns: [{ name: 'a', type: 'long', required: true }] },
+        ...(keyed ? { sink: { key: ['a'] } } : {}),
+      })
+      const res = await send(sink, body, { batchId: `nao-${uid()}` })
+      // the send answer is unchanged: the objects accepted, the others rejected by index
+      expect(res.status).toBe(202)
+      expect(res.body).toMatchObject({ accepted: 2, rejected: 4, reasons: [1, 2, 3, 4].map((index) => ({ index, reason: 'not_an_object' })) })
+      const batchId = res.body.batch_id
+      await tick(sink)
+
+      const { text, parsed } = await rejectsLines(sink, batchId)
+      expect(parsed.map(({ row: _, ...r }) => r)).toEqual(
+        rejected.map(({ index, got }) => ({ batch_id: batchId, index, line: index, reason: 'not_an_object', got })),
+      )
+      // the original bytes, as the producer sent them
+      expect(text.map((l) => l.slice(l.indexOf(',"row":') + ',"row":'.length, -1))).toEqual(rejected.map((r) => r.row))
+      const json = await duckdb(
+        '--read-json',
+        `s3://${stack().s3.bucket}/_sink/${sink.id}/rejects/*.ndjson`,
+        '--order-by',
+        'index',
+        '--select',
+        'index',
+        '--select',
+        'reason',
+      )
+      expect(json.rows).toEqual(rejected.map(({ index }) => ({ index, reason: 'not_an_object' })))
+
+      const scan = await pyiceberg(sink.table, '--order-by', 'a')
+      const at = asTz(res.body.received_at)
+      expect(scan.rows).toEqual([
+        { a: 1n, __ingest_ts: at },
+        { a: 2n, __ingest_ts: at },
+      ])
+      expect((await duckdb('--metadata', scan.metadata_location, '--order-by', 'a')).rows).toEqual(scan.rows)
+      expect(scan.snapshots.at(-1).summary).toMatchObject({ 'lakehousebox.sink.rows': '2', 'lakehousebox.sink.rejected_rows': '4' })
+
+      const v = await view(sink)
+      expect(v.last_roll).toMatchObject({ batches: 1, rows: 2, rejected_rows: 4 })
+      expect(v.rejects).toMatchObject({ rows_total: 4, batches_with_rejects: 1 })
+      // usage counted them at the send; the roll does not count them again
+      const mine = (await usage(stack().adminKey)).by_sink.find((u: { sink_id: string }) => u.sink_id === sink.id)
+      expect(mine).toMatchObject({ batches: 1, rows_accepted: 2, rows_rejected: 4 })
+      expect(await leftInIntake(sink.id)).toEqual([])
+    })
+  }
 })
 
 // ---- a v3 table partitioned by day(ts) ------------------------------------------------------------

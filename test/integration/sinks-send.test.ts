@@ -143,14 +143,17 @@ describe('the request', () => {
     for (const body of ['{"x":1}', '42', '"s"', 'null', '  ']) expectError(await send(sink, body), 400, 'not_an_array')
   })
 
-  it('rejects the elements that are not objects, by index, and stores the others', async () => {
+  it('rejects the elements that are not objects, by index, and stores every element, one a line', async () => {
     const res = await send(sink, '[{"x":1}, 2, "s", null, [1], true, {"x":2}]')
     expect(res.status).toBe(202)
+    // bytes: the accepted rows' lines only, as before the non-objects were stored
     expect(res.body).toMatchObject({ accepted: 2, rejected: 5, bytes: 16 })
     expect(res.body.reasons).toEqual([1, 2, 3, 4, 5].map((index) => ({ index, reason: 'not_an_object' })))
     const got = await bucket().get(intakeKey(sink.id, res.body.batch_id))
-    expect(Buffer.from(got!.body).toString()).toBe('{"x":1}\n{"x":2}\n')
-    expect(got!.head.metadata.rows).toBe('2')
+    // line i is element i: the roller rejects the non-objects into the rejects file with their bytes
+    expect(Buffer.from(got!.body).toString()).toBe('{"x":1}\n2\n"s"\nnull\n[1]\ntrue\n{"x":2}\n')
+    expect(got!.head.metadata.rows).toBe('7')
+    expect(got!.head.metadata.skipped).toBeUndefined()
   })
 })
 
@@ -193,7 +196,7 @@ describe('storage', () => {
     expect(again.body).toEqual({ ...first.body, duplicate: true })
     expectError(await send(sink, '[{"x":1}, 7]', { batchId }), 409, 'idempotency_key_reused')
     expect(await intakeObjects(sink.id).then((k) => k.filter((key) => key.includes(batchId)))).toEqual([intakeKey(sink.id, batchId)])
-    expect(Buffer.from((await bucket().get(intakeKey(sink.id, batchId)))!.body).toString()).toBe('{"x":1}\n')
+    expect(Buffer.from((await bucket().get(intakeKey(sink.id, batchId)))!.body).toString()).toBe('{"x":1}\n7\n')
     // The same batch id on another sink is another batch.
     const other = await newSink(stack().adminKey)
     expect((await send(other, '[{"x":2}]', { batchId })).status).toBe(202)

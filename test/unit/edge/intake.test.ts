@@ -60,16 +60,19 @@ describe('splitBatch', () => {
   it('stores each object element with its original bytes, one per line', () => {
     const body = '[{"id":9223372036854775807,"x":0.1000000000000000055511151231257827,"s":"\\u00e9\\uD83D\\uDE00","r":"é😀中","n":-0,"e":1E+400,"f":-12.5e-3}]'
     const r = split(body)
-    expect(r).toEqual({ ndjson: body.slice(1, -1) + '\n', accepted: 1, rejected: 0, reasons: [] })
+    const line = body.slice(1, -1) + '\n'
+    expect(r).toEqual({ ndjson: line, accepted: 1, acceptedBytes: enc(line).length, rejected: 0, reasons: [] })
     // Byte for byte, multi-byte UTF-8 included.
     expect(Array.from(splitBatch(enc(body)).ndjson)).toEqual(Array.from(enc(body.slice(1, -1) + '\n')))
   })
 
   it('folds whitespace newlines of pretty-printed arrays (LF, CRLF, tabs) and trims around elements', () => {
     const lf = '[\n  {\n    "a": 1,\n    "b": [\n      2,\n      {"c": null}\n    ]\n  },\n  {"d": "x"}\n]\n'
+    const lfLines = '{     "a": 1,     "b": [       2,       {"c": null}     ]   }\n{"d": "x"}\n'
     expect(split(lf)).toEqual({
-      ndjson: '{     "a": 1,     "b": [       2,       {"c": null}     ]   }\n{"d": "x"}\n',
+      ndjson: lfLines,
       accepted: 2,
+      acceptedBytes: lfLines.length,
       rejected: 0,
       reasons: [],
     })
@@ -79,29 +82,43 @@ describe('splitBatch', () => {
 
   it('keeps escaped newlines, quotes and brackets inside strings untouched', () => {
     const r = split('[{"s":"]},[{\\"\\\\","t":"a,b\\nc","u":"\\/\\b\\f\\r\\t"}, "],{", {"k": {"[": [[], {}]}}]')
+    const objects = ['{"s":"]},[{\\"\\\\","t":"a,b\\nc","u":"\\/\\b\\f\\r\\t"}\n', '{"k": {"[": [[], {}]}}\n']
     expect(r).toEqual({
-      ndjson: '{"s":"]},[{\\"\\\\","t":"a,b\\nc","u":"\\/\\b\\f\\r\\t"}\n{"k": {"[": [[], {}]}}\n',
+      ndjson: `${objects[0]}"],{"\n${objects[1]}`,
       accepted: 2,
+      acceptedBytes: objects.join('').length,
       rejected: 1,
       reasons: [{ index: 1, reason: 'not_an_object' }],
     })
   })
 
-  it('lists every non-object element with its index', () => {
+  it('stores every element, objects or not, in order: line i is element i; lists the non-objects by index', () => {
     const r = split('[1, "s", [], null, true, {"a":1}, false, -2.5e3, {}, [{"b":2}], 0]')
     expect(r).toEqual({
-      ndjson: '{"a":1}\n{}\n',
+      ndjson: '1\n"s"\n[]\nnull\ntrue\n{"a":1}\nfalse\n-2.5e3\n{}\n[{"b":2}]\n0\n',
       accepted: 2,
+      acceptedBytes: 11, // '{"a":1}\n{}\n': the accepted rows' bytes
       rejected: 9,
       reasons: [0, 1, 2, 3, 4, 6, 7, 9, 10].map((index) => ({ index, reason: 'not_an_object' })),
     })
   })
 
+  it('keeps a non-object element’s bytes as sent, multi-line ones folded onto their line', () => {
+    const elements = ['[1,\n   2.50]', '"a\\u0000é"', '12345678901234567890.5e-3', 'false', '{"x":\r\n1}', '[{"k":"v","k":"w"}]']
+    const r = splitBatch(enc(`[\n  ${elements.join(' ,\n  ')}\n]`))
+    const lines = dec(r.ndjson).split('\n')
+    expect(lines.pop()).toBe('')
+    expect(lines).toEqual(elements.map((e) => e.replace(/[\r\n]/g, ' ')))
+    expect(r.reasons.map((x) => x.index)).toEqual([0, 1, 2, 3, 5])
+    expect(r.acceptedBytes).toBe(enc('{"x":  1}\n').length)
+  })
+
   it('accepts an empty array and a leading UTF-8 BOM', () => {
-    expect(split(' [ ] ')).toEqual({ ndjson: '', accepted: 0, rejected: 0, reasons: [] })
-    expect(split('[]')).toEqual({ ndjson: '', accepted: 0, rejected: 0, reasons: [] })
+    const none = { ndjson: '', accepted: 0, acceptedBytes: 0, rejected: 0, reasons: [] }
+    expect(split(' [ ] ')).toEqual(none)
+    expect(split('[]')).toEqual(none)
     const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...enc('[{"a":1}]')])
-    expect(split(bom)).toEqual({ ndjson: '{"a":1}\n', accepted: 1, rejected: 0, reasons: [] })
+    expect(split(bom)).toEqual({ ndjson: '{"a":1}\n', accepted: 1, acceptedBytes: 8, rejected: 0, reasons: [] })
   })
 
   it('refuses a body that is not an array', () => {
@@ -171,8 +188,9 @@ describe('splitBatch', () => {
 
   it('limits nesting to 512 levels, counting the outer array', () => {
     expect(split('['.repeat(512) + ']'.repeat(512))).toEqual({
-      ndjson: '',
+      ndjson: '['.repeat(511) + ']'.repeat(511) + '\n',
       accepted: 0,
+      acceptedBytes: 0,
       rejected: 1,
       reasons: [{ index: 0, reason: 'not_an_object' }],
     })

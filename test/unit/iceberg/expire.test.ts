@@ -1,4 +1,4 @@
-// Snapshot expiry: which ids a plan removes (retainLast, refs, branches, tags, ties), the commit and
+// Snapshot expiry: which ids a plan removes (retainLast, maxAgeMs, both, refs, branches, tags, ties), the commit and
 // its re-plan on conflict, and the cleanup after it, on an in-memory catalog and FileIO with real
 // manifests (written by fastAppend and by a hand-made overwrite that drops files).
 import { describe, expect, it } from 'vitest'
@@ -46,34 +46,34 @@ const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i)
 
 describe('planExpire', () => {
   it('keeps the newest retainLast by timestamp, oldest expired first', () => {
-    expect(planExpire(tableWith(ids(30)), 20)).toEqual(range(1, 10))
+    expect(planExpire(tableWith(ids(30)), { retainLast: 20 })).toEqual(range(1, 10))
     expect(planExpire(tableWith(ids(30)))).toEqual(range(1, 10)) // default 20
   })
 
   it('expires nothing at or below retainLast, and nothing on an empty table', () => {
-    expect(planExpire(tableWith(ids(20)), 20)).toEqual([])
-    expect(planExpire(tableWith(ids(5)), 20)).toEqual([])
-    expect(planExpire(tableWith([]), 1)).toEqual([])
+    expect(planExpire(tableWith(ids(20)), { retainLast: 20 })).toEqual([])
+    expect(planExpire(tableWith(ids(5)), { retainLast: 20 })).toEqual([])
+    expect(planExpire(tableWith([]), { retainLast: 1 })).toEqual([])
   })
 
   it('retainLast 1 keeps only the current snapshot; below 1 or fractional is refused', () => {
-    expect(planExpire(tableWith(ids(4)), 1)).toEqual(range(1, 3))
-    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => planExpire(tableWith(ids(4)), bad)).toThrow(RangeError)
+    expect(planExpire(tableWith(ids(4)), { retainLast: 1 })).toEqual(range(1, 3))
+    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => planExpire(tableWith(ids(4)), { retainLast: bad })).toThrow(RangeError)
   })
 
   it('never expires a tag or branch head, however old', () => {
     const refs: Record<string, SnapshotRef> = { v1: { 'snapshot-id': 2n, type: 'tag' }, audit: { 'snapshot-id': 5n, type: 'branch' } }
-    expect(planExpire(tableWith(ids(30), refs), 20)).toEqual([1n, 3n, 4n, 6n, 7n, 8n, 9n, 10n])
-    expect(planExpire(tableWith(ids(6), refs), 1)).toEqual([1n, 3n, 4n])
+    expect(planExpire(tableWith(ids(30), refs), { retainLast: 20 })).toEqual([1n, 3n, 4n, 6n, 7n, 8n, 9n, 10n])
+    expect(planExpire(tableWith(ids(6), refs), { retainLast: 1 })).toEqual([1n, 3n, 4n])
   })
 
   it('never expires the current snapshot of main, even when main was rolled back to an old one', () => {
     const m = tableWith(ids(10), {}, 3n)
-    expect(planExpire(m, 2)).toEqual([1n, 2n, 4n, 5n, 6n, 7n, 8n])
+    expect(planExpire(m, { retainLast: 2 })).toEqual([1n, 2n, 4n, 5n, 6n, 7n, 8n])
     // metadata with current-snapshot-id but no refs (older writers): still protected
     delete (m as Partial<TableMetadata>).refs
     m.refs = {}
-    expect(planExpire(m, 2)).not.toContain(3n)
+    expect(planExpire(m, { retainLast: 2 })).not.toContain(3n)
   })
 
   it('orders by timestamp, not by position, and breaks ties by sequence number', () => {
@@ -83,8 +83,43 @@ describe('planExpire', () => {
       { id: 12n, ts: 5000, seq: 2n },
       { id: 13n, ts: 3000, seq: 4n },
     ]
-    expect(planExpire(tableWith(snaps, {}, 10n), 2)).toEqual([11n, 13n])
-    expect(planExpire(tableWith(snaps, {}, 10n), 1)).toEqual([11n, 13n, 12n])
+    expect(planExpire(tableWith(snaps, {}, 10n), { retainLast: 2 })).toEqual([11n, 13n])
+    expect(planExpire(tableWith(snaps, {}, 10n), { retainLast: 1 })).toEqual([11n, 13n, 12n])
+  })
+
+  // ids(10): snapshots 1..10 at 1010, 1020, ..., 1100 ms; 10 is current.
+  it('age only: every snapshot older than maxAgeMs before now goes, however few there are', () => {
+    // now 1100, 35 ms: older than 1065 → 1..6 (1060 is older; 1070 is not)
+    expect(planExpire(tableWith(ids(10)), { retainLast: 20, maxAgeMs: 35, now: 1100 })).toEqual(range(1, 6))
+    // exactly maxAgeMs old stays
+    expect(planExpire(tableWith(ids(10)), { retainLast: 20, maxAgeMs: 40, now: 1100 })).toEqual(range(1, 5))
+    // nothing that old: nothing expired
+    expect(planExpire(tableWith(ids(10)), { retainLast: 20, maxAgeMs: 1000, now: 1100 })).toEqual([])
+  })
+
+  it('count only (no maxAgeMs): the newest retainLast stay, however old', () => {
+    expect(planExpire(tableWith(ids(10)), { retainLast: 3, now: 10_000_000 })).toEqual(range(1, 7))
+  })
+
+  it('both: a snapshot goes when either limit says so, whichever comes first', () => {
+    // the age reaches further (1..6) than the count (1..2)
+    expect(planExpire(tableWith(ids(10)), { retainLast: 8, maxAgeMs: 35, now: 1100 })).toEqual(range(1, 6))
+    // the count reaches further (1..7) than the age (1..2)
+    expect(planExpire(tableWith(ids(10)), { retainLast: 3, maxAgeMs: 75, now: 1100 })).toEqual(range(1, 7))
+  })
+
+  it('the current snapshot and every ref head are kept however old; maxAgeMs 0 keeps only them', () => {
+    const refs: Record<string, SnapshotRef> = { v1: { 'snapshot-id': 2n, type: 'tag' }, dev: { 'snapshot-id': 4n, type: 'branch' } }
+    // every snapshot is a week older than the limit: all but main's head, the tag and the branch go
+    const week = 7 * 24 * 3600_000
+    expect(planExpire(tableWith(ids(5), refs), { retainLast: 20, maxAgeMs: 168 * 3600_000, now: 1050 + 168 * 3600_000 + week })).toEqual([1n, 3n])
+    expect(planExpire(tableWith(ids(5)), { maxAgeMs: 0, now: 1050 })).toEqual(range(1, 4))
+    expect(planExpire(tableWith(ids(1)), { retainLast: 1, maxAgeMs: 0, now: 10_000_000 })).toEqual([])
+  })
+
+  it('refuses a maxAgeMs that is not a duration, and a now that is not a time', () => {
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => planExpire(tableWith(ids(4)), { maxAgeMs: bad, now: 1 })).toThrow(RangeError)
+    expect(() => planExpire(tableWith(ids(4)), { maxAgeMs: 1, now: Number.NaN })).toThrow(RangeError)
   })
 
   it('the change asserts the table, main and every other ref', () => {
@@ -202,6 +237,27 @@ describe('expireSnapshots and deleteUnreachable (in memory)', () => {
     const again = await expireSnapshots(catalog, res.table, { retainLast: 3 })
     expect(again.expired).toEqual([])
     expect(catalog.commits).toBe(commits + 1) // nothing to expire → no commit
+  })
+
+  it('expires by age in one commit: snapshots committed a week ago go, the recent ones and the current stay', async () => {
+    const { catalog } = await setup()
+    const HOUR = 3600_000
+    const now = 1_800_000_000_000
+    let clock = now - 200 * HOUR // three commits 200 h ago, then two within the hour
+    catalog.snapshotClock = () => clock
+    for (let i = 0; i < 3; i++) await append(catalog)
+    clock = now - 30 * 60_000
+    for (let i = 0; i < 2; i++) await append(catalog)
+    const before = catalog.current
+    const old = before.metadata.snapshots.slice(0, 3).map((s) => s['snapshot-id'])
+    const res = await expireSnapshots(catalog, before, { retainLast: 20, maxAgeMs: 168 * HOUR, now })
+    expect(res.expired).toEqual(old)
+    expect(res.table.metadata.snapshots.map((s) => s['snapshot-id'])).toEqual(before.metadata.snapshots.slice(3).map((s) => s['snapshot-id']))
+
+    // A table idle for a week: its current snapshot stays, alone.
+    const idle = await expireSnapshots(catalog, res.table, { retainLast: 20, maxAgeMs: 168 * HOUR, now: now + 200 * HOUR })
+    expect(idle.expired).toEqual([res.table.metadata.snapshots[0]['snapshot-id']])
+    expect(idle.table.metadata.snapshots.map((s) => s['snapshot-id'])).toEqual([branchSnapshotId(before.metadata)])
   })
 
   it('deletes data files and manifests only the expired snapshots reached (DELETED entries are not live)', async () => {

@@ -70,7 +70,7 @@ export async function world(opts: { prepared?: boolean; properties?: Record<stri
   return { catalog, bucket: new MemoryBucket(), ledger: new Ledger(), warnings: [], rolls: 0 }
 }
 
-function sinkView(w: World, policy: Partial<SinkView['policy']> = {}): SinkView {
+function sinkView(w: World, policy: Partial<SinkView['policy']> = {}, key: string[] | null = null): SinkView {
   return {
     id: SINK,
     name: 'unit',
@@ -88,7 +88,7 @@ function sinkView(w: World, policy: Partial<SinkView['policy']> = {}): SinkView 
       maintenance: 'on',
     },
     policy: { roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000, ...policy },
-    key: null,
+    key,
     lag: { batches: w.ledger.pending.length, bytes: 0, oldest_at: null, newest_at: null },
     ledger_pending: [...w.ledger.pending],
     due: true,
@@ -107,7 +107,7 @@ export interface SendOptions {
   receivedMs?: number | null
   receivedMicros?: number
   lastModified?: Date
-  /** x-amz-meta-skipped: the elements the edge did not store */
+  /** x-amz-meta-skipped: the elements an older edge did not store */
   skipped?: string
   /** The ledger knows the batch (default true). */
   ledger?: boolean
@@ -134,6 +134,8 @@ export class Crash extends Error {
 
 export interface RollOptions {
   policy?: Partial<SinkView['policy']>
+  /** A keyed sink's key columns (default: an append sink). */
+  key?: string[]
   /** `name` or `name:n` (the n-th time that checkpoint is passed in this roll). */
   crashAt?: string
   /** Called at every checkpoint, before a crash there. */
@@ -169,7 +171,7 @@ function context(w: World, opts: RollOptions = {}): RollContext {
 
 /** One roll of the sink, with the ledger as it is now. */
 export function rollOnce(w: World, opts: RollOptions = {}): Promise<RollResult> {
-  return roll(sinkView(w, opts.policy), context(w, opts))
+  return roll(sinkView(w, opts.policy, opts.key ?? null), context(w, opts))
 }
 
 /** Every row of the table's current snapshot, read back from its data files. */

@@ -287,7 +287,7 @@ describe('a roll, step by step', () => {
       expect(w.ledger.reports[0].rejects).toEqual({ rows: 3, batches: 1 })
     })
 
-    it('gives back the producer’s own index when the edge skipped elements (x-amz-meta-skipped), null when unrecorded', async () => {
+    it('a batch an older edge stored (objects only): gives back the producer’s own index from x-amz-meta-skipped, null when unrecorded', async () => {
       const w = await world({ prepared: true })
       send(w, 'b1', ['{"x": 1}', '{"x": "bad"}', '{"x": "bad"}'], { skipped: '0,2' })
       send(w, 'b2', ['{"x": "bad"}'], { skipped: 'unrecorded' })
