@@ -12,12 +12,15 @@ const REJECTS_KEPT_MS = 7 * 24 * 3600_000
 export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_unwritable'
 
 /**
- * One line: the reason's fields, then the row exactly as the producer sent it. `index` is the row's
- * place in the array the producer sent (null when the batch did not record it); `line` its place in
- * the stored batch.
+ * One line per rejected row (spec: "one JSON object per rejected row"): the first problem's reason and
+ * fields, then — when the row has more than one — every problem under `problems`, then the row exactly
+ * as the producer sent it. `index` is the row's place in the array the producer sent (null when the
+ * batch did not record it); `line` its place in the stored batch.
  */
-export function rejectLine(batchId: string, index: number | null, line: number, reject: RowReject, rowText: string): string {
-  const head = JSON.stringify({ batch_id: batchId, index, line, reason: reject.reason, field: reject.field, expected: reject.expected, got: reject.got })
+export function rejectLine(batchId: string, index: number | null, line: number, rejects: RowReject[], rowText: string): string {
+  const [first] = rejects
+  const problems = rejects.length > 1 ? { problems: rejects.map((r) => ({ reason: r.reason, field: r.field, expected: r.expected, got: r.got })) } : {}
+  const head = JSON.stringify({ batch_id: batchId, index, line, reason: first.reason, field: first.field, expected: first.expected, got: first.got, ...problems })
   return `${head.slice(0, -1)},"row":${rowText}}`
 }
 

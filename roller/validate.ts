@@ -99,7 +99,7 @@ export class BatchChecker {
     checked.rows = scanned.columns.rows
     for (const r of scanned.rejected) {
       checked.rejected++
-      for (const reject of r.rejects) checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(r.line), r.line, reject, r.text))
+      checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(r.line), r.line, r.rejects, r.text))
     }
   }
 
@@ -139,7 +139,7 @@ export class BatchChecker {
         return
       }
       checked.rejected++
-      for (const r of rejects) checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(index), index, r, lines[index]))
+      checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(index), index, rejects, lines[index]))
     })
   }
 }

@@ -90,11 +90,15 @@ describe('key_null on a required key column', () => {
     const s = await scan(await wh(), sink.table)
     expect(s.rows.map((r) => [r.x, r.who])).toEqual([[1n, 'ok']])
     const lines = await rejectsOf(sink.id, batch)
+    // One line per rejected row; a row with two problems lists both.
     expect(lines.map((l) => [l.index, l.reason, l.field, l.row.who])).toEqual([
       [1, 'key_null', 'x', 'null x'],
       [2, 'key_null', 'x', 'missing x'],
       [3, 'key_null', 'x', 'null x, bad n'],
-      [3, 'type_mismatch', 'n', 'null x, bad n'],
+    ])
+    expect(lines[2].problems.map((p: { reason: string; field: string }) => [p.reason, p.field])).toEqual([
+      ['key_null', 'x'],
+      ['type_mismatch', 'n'],
     ])
   })
 })

@@ -287,6 +287,30 @@ describe('a roll, step by step', () => {
       expect(w.ledger.reports[0].rejects).toEqual({ rows: 3, batches: 1 })
     })
 
+    it('writes one line per rejected row, every problem of a row listed under problems (spec: one JSON object per rejected row)', async () => {
+      const w = await world({ prepared: true })
+      send(w, 'b1', ['{"x": "bad", "extra": 1, "more": 2}', '{"x": 1}'])
+      await rollOnce(w)
+      expect(rejectsOf(w, 'b1')).toEqual([
+        {
+          batch_id: 'b1',
+          index: 0,
+          line: 0,
+          reason: 'type_mismatch',
+          field: 'x',
+          expected: 'long',
+          got: expect.any(String),
+          problems: [
+            { reason: 'type_mismatch', field: 'x', expected: 'long', got: expect.any(String) },
+            { reason: 'unknown_field', field: 'extra' },
+            { reason: 'unknown_field', field: 'more' },
+          ],
+          row: { x: 'bad', extra: 1, more: 2 },
+        },
+      ])
+      expect(w.ledger.reports[0].rejects).toEqual({ rows: 1, batches: 1 })
+    })
+
     it('a batch an older edge stored (objects only): gives back the producer’s own index from x-amz-meta-skipped, null when unrecorded', async () => {
       const w = await world({ prepared: true })
       send(w, 'b1', ['{"x": 1}', '{"x": "bad"}', '{"x": "bad"}'], { skipped: '0,2' })
