@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { edgeClient, edgeDb, type EdgeDb } from '../db/edge.ts'
 import type { AppEnv } from './env.ts'
-import { ApiError, catalogFailure, envelope, unavailable } from './errors.ts'
+import { ApiError, bucketFailure, catalogFailure, databaseFailure, envelope, unavailable } from './errors.ts'
 import { connectionRoutes } from './routes/connection.ts'
 import { openapi } from './openapi.ts'
 import { health } from './routes/health.ts'
@@ -26,6 +26,16 @@ const CODES: Record<number, string> = {
   415: 'unsupported_media_type',
 }
 
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+
+/**
+ * The methods the app's routes serve on a path (HEAD wherever GET is: Hono answers it with the GET
+ * route), from its own router; middleware (method ALL) serves nothing. Empty for a path no route has.
+ */
+export function allowedMethods(app: Hono<any>, path: string): string[] {
+  return METHODS.filter((m) => app.router.match(m === 'HEAD' ? 'GET' : m, path)[0].some(([[, route]]) => route.method !== 'ALL'))
+}
+
 export function createApp() {
   const app = new Hono<AppEnv>()
 
@@ -39,6 +49,9 @@ export function createApp() {
     c.set('db', () => {
       db ??= (async () => {
         client = edgeClient({ url: c.env.DATABASE_URL, wsProxy: c.env.NEON_WS_PROXY })
+        // A connection the server drops emits 'error' on the client: without a listener that is an
+        // uncaught error in the isolate. The query in flight fails on its own (databaseFailure: 503).
+        client.on('error', (err) => console.error(JSON.stringify({ level: 'warn', msg: 'the database dropped the connection', error: err.message })))
         try {
           await client.connect()
         } catch {
@@ -72,13 +85,20 @@ export function createApp() {
   app.route('/', connectionRoutes)
   app.route('/', internalRoutes)
 
-  app.notFound((c) => c.json(envelope('not_found', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404))
+  // A path the app serves, asked with a method it does not serve: 405 with Allow (RFC 9110 §15.5.6).
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname
+    const allow = allowedMethods(app, c.req.path)
+    if (allow.length === 0) return c.json(envelope('not_found', `no route for ${c.req.method} ${path}`), 404)
+    c.header('Allow', allow.join(', '))
+    return c.json(envelope('method_not_allowed', `${path} does not take ${c.req.method}; it takes ${allow.join(', ')}`, { allow }), 405)
+  })
 
   app.onError((err, c) => {
-    const catalog = catalogFailure(err)
-    // A catalog that is down or refuses us is the operator's to see, as a 500 would be.
-    if (catalog?.status === 503) console.error(JSON.stringify({ level: 'warn', path: new URL(c.req.url).pathname, error: String(err) }))
-    const api = err instanceof ApiError ? err : catalog
+    const store = catalogFailure(err) ?? bucketFailure(err) ?? databaseFailure(err)
+    // A catalog, bucket or database that is down or refuses us is the operator's to see, as a 500 would be.
+    if (store?.status === 503) console.error(JSON.stringify({ level: 'warn', path: new URL(c.req.url).pathname, error: String(err) }))
+    const api = err instanceof ApiError ? err : store
     if (api) {
       for (const [k, v] of Object.entries(api.headers)) c.header(k, v)
       return c.json(envelope(api.code, api.message, api.details), api.status)

@@ -3,6 +3,13 @@ import * as v from 'valibot'
 import type { Context } from 'hono'
 import { ApiError } from './errors.ts'
 
+/**
+ * Text that may reach Postgres (a name looked up, a value stored): anything but U+0000, which Postgres
+ * refuses in text and jsonb alike. Checked here, it is a 400 like any other malformed input, not a 500.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here (Postgres cannot hold it)
+export const text = () => v.pipe(v.string(), v.regex(/^[^\u0000]*$/, 'text may not contain U+0000 (NUL)'))
+
 function invalid(issues: v.BaseIssue<unknown>[]): ApiError {
   const first = issues[0]
   const path = first?.path?.map((p) => String(p.key)).join('.')

@@ -6,12 +6,12 @@ import { apiKeys, projects } from '../../db/schema.ts'
 import { requireBootstrap } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
 import { LEVELS, newKey, randomHex, sha256Hex } from '../keys.ts'
-import { jsonBody } from '../validate.ts'
+import { jsonBody, text } from '../validate.ts'
 
 export const CreateKey = v.object({
   project: v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a project name is 1–63 chars of a-z 0-9 _ -')),
   level: v.picklist(LEVELS),
-  name: v.optional(v.pipe(v.string(), v.maxLength(200))),
+  name: v.optional(v.pipe(text(), v.maxLength(200))),
 })
 
 export const keys = new Hono<AppEnv>().post('/internal/keys', requireBootstrap, async (c) => {

@@ -2,10 +2,9 @@
 // batch, unchanged, to _sink/<sink_id>/<batch_id>.ndjson; 202 only after the PUT succeeded.
 import { Hono } from 'hono'
 import { BATCH_META, batchKey, NDJSON } from '../../contract/bucket.ts'
-import { S3Error } from '../../iceberg/io/s3.ts'
 import { bearer } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
-import { ApiError, unavailable } from '../errors.ts'
+import { ApiError, bucketFailure, unavailable } from '../errors.ts'
 import { readBody, splitBatch } from '../intake.ts'
 import { API_KEY, SEND_KEY, sha256Hex, timingSafeEqual } from '../keys.ts'
 import { forgetBatch, markStored, recordBatch, type BatchInput } from '../ledger.ts'
@@ -30,11 +29,6 @@ function batchMetadata(sinkId: string, row: { receivedAt: string; rows: number; 
     [BATCH_META.rows]: String(row.rows + row.rejected),
     [BATCH_META.sink]: sinkId,
   }
-}
-
-function bucketFailure(err: unknown): ApiError {
-  if (err instanceof S3Error && err.quotaExceeded) return new ApiError(409, 'quota_exceeded', 'the bucket is read-only: its storage quota is used up')
-  return unavailable('bucket', 'the bucket is unavailable; retry with the same Idempotency-Key')
 }
 
 // Every POST /v1/sinks/{x} is the send route: x that is no sink id (a name, say) is an unknown sink.
@@ -94,7 +88,7 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', async (c) => {
       await forgetBatch(db, input).catch((e) =>
         console.error(JSON.stringify({ level: 'error', msg: 'forgetBatch failed', batch_id: batchId, error: String(e) })),
       )
-    throw bucketFailure(err)
+    throw bucketFailure(err) ?? unavailable('bucket', 'the bucket is unavailable; retry with the same Idempotency-Key')
   }
   // receiving → pending after the answer, off the hot path; until then a retry stores it again.
   c.var.defer(markStored(db, ledger.sink.id, batchId))

@@ -15,21 +15,27 @@ import { newKey, randomHex, sha256Hex } from '../keys.ts'
 import { bucketClient } from '../s3.ts'
 import { checkColumnTypes, checkKey, checkPartitioning, docsHint, POLICY } from '../sink-rules.ts'
 import { selectSinks, sinkView, WHERE, type SinkRow } from '../sink-view.ts'
-import { jsonBody, query } from '../validate.ts'
+import { jsonBody, query, text } from '../validate.ts'
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
-const Key = v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1), v.maxLength(8))
+const Key = v.pipe(v.array(v.pipe(text(), v.minLength(1))), v.minLength(1), v.maxLength(8))
 
 export const CreateSink = v.strictObject({
   // Not snk_…: a name must never read as an id in /v1/sinks/{id|name}.
   name: v.pipe(v.string(), v.regex(/^(?!snk_)[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'a sink name is 1–63 chars of A-Z a-z 0-9 _ -, not starting with snk_')),
   table: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, 'give the table as <namespace>.<table>')),
-  warehouse: v.string(),
+  warehouse: text(),
   roll_seconds: v.optional(int(POLICY.rollSeconds.min, POLICY.rollSeconds.max), POLICY.rollSeconds.default),
   roll_bytes: v.optional(int(POLICY.rollBytes.min, POLICY.rollBytes.max), POLICY.rollBytes.default),
   inactivity_seconds: v.optional(int(POLICY.inactivitySeconds.min, POLICY.inactivitySeconds.max)),
   key: v.optional(Key),
 })
+
+/** /v1/sinks/{sink_id}: a sink's id (snk_…) or its name; nothing else can name a sink. */
+export const SINK_REF = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/))
+
+/** GET /v1/sinks */
+export const ListSinksQuery = v.object({ warehouse: v.optional(text()), include_deleted: v.optional(v.picklist(['true', 'false'])) })
 
 export const UpdateSink = v.strictObject({
   key: v.optional(v.nullable(Key)),
@@ -42,7 +48,8 @@ const origin = (c: Context) => new URL(c.req.url).origin
 
 async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> {
   const db = await c.var.db()
-  const [row] = await selectSinks(db, WHERE.one, [c.var.principal.projectId, idOrName])
+  // Text that is neither an id nor a name (a NUL, say, which Postgres refuses) names no sink.
+  const [row] = v.is(SINK_REF, idOrName) ? await selectSinks(db, WHERE.one, [c.var.principal.projectId, idOrName]) : []
   // Another project's sink is simply not found: nothing about it is told.
   if (!row) throw new ApiError(404, 'sink_not_found', `no sink ${idOrName} in this project`)
   return row
@@ -122,7 +129,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     return c.json({ ...sinkView(row, origin(c)), send_key: sendKey, iam_writes: [], ...(hint ? { docs_hint: hint } : {}) }, 201)
   })
   .get('/v1/sinks', requireKey('read'), async (c) => {
-    const q = query(c, v.object({ warehouse: v.optional(v.string()), include_deleted: v.optional(v.picklist(['true', 'false'])) }))
+    const q = query(c, ListSinksQuery)
     const db = await c.var.db()
     const rows = await selectSinks(db, q.include_deleted === 'true' ? WHERE.all : WHERE.live, [c.var.principal.projectId, q.warehouse ?? null])
     return c.json({ sinks: rows.map((r) => sinkView(r, origin(c))) })

@@ -13,7 +13,7 @@ import { requireKey } from '../auth.ts'
 import { catalogFor, warehouseByName, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
-import { jsonBody, query } from '../validate.ts'
+import { jsonBody, query, text } from '../validate.ts'
 
 const Ident = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'names are letters, digits and _, not starting with a digit'))
 const QualifiedTable = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, 'give the table as <namespace>.<table>'))
@@ -25,17 +25,51 @@ const Column = v.object({
   doc: v.optional(v.string()),
 })
 
+/**
+ * An Iceberg type in the spec's JSON form, for a whole schema (nested types): a primitive's name, or a
+ * struct, list or map of such types. Ids are placeholders (the catalog assigns fresh ones). Unknown
+ * primitive names are caught after this, by schemaProblem (400 invalid_schema).
+ */
+const typeRef = v.lazy(() => IcebergTypeJson)
+export const IcebergTypeJson: v.GenericSchema = v.union([
+  v.string(),
+  v.looseObject({ type: v.literal('struct'), fields: v.array(v.lazy(() => NestedFieldJson)) }),
+  v.looseObject({ type: v.literal('list'), 'element-id': v.optional(v.number()), element: typeRef, 'element-required': v.boolean() }),
+  v.looseObject({
+    type: v.literal('map'),
+    'key-id': v.optional(v.number()),
+    key: typeRef,
+    'value-id': v.optional(v.number()),
+    value: typeRef,
+    'value-required': v.boolean(),
+  }),
+])
+export const NestedFieldJson = v.looseObject({
+  id: v.optional(v.number()),
+  name: v.string(),
+  type: IcebergTypeJson,
+  required: v.boolean(),
+  doc: v.optional(v.string()),
+})
+
 export const CreateTable = v.object({
-  warehouse: v.string(),
+  warehouse: text(),
   table: QualifiedTable,
   columns: v.optional(v.array(Column)),
   /** A whole schema ({fields: [...]}, field ids are placeholders), for nested types. */
-  schema: v.optional(v.object({ fields: v.array(v.looseObject({ name: v.string(), type: v.unknown(), required: v.boolean() })) })),
+  schema: v.optional(v.object({ fields: v.array(NestedFieldJson) })),
   format_version: v.optional(v.picklist([2, 3]), 2),
   partition: v.optional(v.array(v.string()), []),
   doc: v.optional(v.string()),
   properties: v.optional(v.record(v.string(), v.string()), {}),
 })
+
+/** GET /v1/tables: the tables of a warehouse, or of one of its namespaces. */
+export const ListTablesQuery = v.object({ warehouse: text(), namespace: v.optional(text()) })
+
+/** A table's name in a path ({warehouse}.{namespace}.{table}); a namespace is such parts joined by dots. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here (Postgres cannot hold it)
+export const TABLE_PART = v.pipe(v.string(), v.regex(/^[^.\u0000]+$/))
 
 export const DocumentTable = v.object({
   doc: v.optional(v.string()),
@@ -51,7 +85,8 @@ async function catalogOf(c: Context<AppEnv>, warehouse: string): Promise<{ catal
 /** {warehouse}.{namespace}.{table} → its parts (the namespace may have several levels). */
 function parseTablePath(path: string): { warehouse: string; namespace: string[]; name: string } {
   const parts = path.split('.')
-  if (parts.length < 3 || parts.some((p) => !p)) throw new ApiError(400, 'invalid_request', 'give the table as <warehouse>.<namespace>.<table>')
+  if (parts.length < 3 || !parts.every((p) => v.is(TABLE_PART, p)))
+    throw new ApiError(400, 'invalid_request', 'give the table as <warehouse>.<namespace>.<table>')
   return { warehouse: parts[0], namespace: parts.slice(1, -1), name: parts[parts.length - 1] }
 }
 
@@ -111,7 +146,7 @@ export const tableRoutes = new Hono<AppEnv>()
     }
   })
   .get('/v1/tables', requireKey('read'), async (c) => {
-    const q = query(c, v.object({ warehouse: v.string(), namespace: v.optional(v.string()) }))
+    const q = query(c, ListTablesQuery)
     const { catalog } = await catalogOf(c, q.warehouse)
     const namespaces = q.namespace ? [q.namespace.split('.')] : await catalog.listNamespaces()
     const tables = []

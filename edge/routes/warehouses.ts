@@ -7,27 +7,31 @@ import { requireKey } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { randomHex } from '../keys.ts'
-import { jsonBody } from '../validate.ts'
+import { jsonBody, text } from '../validate.ts'
 
-const Name = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name is 1–63 chars of a-z 0-9 _ -'))
+export const WAREHOUSE_NAME = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name is 1–63 chars of a-z 0-9 _ -'))
+
+/** The catalog and the store are reached over HTTP(S): any other URL (a:b, file:…) could never answer. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here (Postgres cannot hold it)
+const HttpUrl = v.pipe(v.string(), v.regex(/^https?:\/\/[^\u0000]+$/, 'give an http:// or https:// URL'), v.url())
 
 const SqlCatalog = v.object({ type: v.literal('sql') })
 const RestCatalog = v.object({
   type: v.literal('rest'),
-  uri: v.pipe(v.string(), v.url()),
-  warehouse: v.optional(v.string()),
-  token: v.optional(v.string()),
-  credential: v.optional(v.string()),
-  scope: v.optional(v.string()),
+  uri: HttpUrl,
+  warehouse: v.optional(text()),
+  token: v.optional(text()),
+  credential: v.optional(text()),
+  scope: v.optional(text()),
 })
 
 export const CreateWarehouse = v.object({
-  name: Name,
+  name: WAREHOUSE_NAME,
   catalog: v.optional(v.variant('type', [SqlCatalog, RestCatalog]), { type: 'sql' }),
-  bucket: v.optional(v.pipe(v.string(), v.minLength(3), v.maxLength(63))),
-  endpoint: v.optional(v.pipe(v.string(), v.url())),
-  region: v.optional(v.pipe(v.string(), v.minLength(1))),
-  prefix: v.optional(v.pipe(v.string(), v.maxLength(200)), ''),
+  bucket: v.optional(v.pipe(text(), v.minLength(3), v.maxLength(63))),
+  endpoint: v.optional(HttpUrl),
+  region: v.optional(v.pipe(text(), v.minLength(1))),
+  prefix: v.optional(v.pipe(text(), v.maxLength(200)), ''),
   maintenance: v.optional(v.picklist(['roller', 'off']), 'roller'),
 })
 

@@ -14,7 +14,7 @@ import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
-import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { isLosslessNumber, parseLossless } from '../../iceberg/spec/json.ts'
@@ -75,35 +75,48 @@ const cacheDir = () => process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'lhb
 export const venvDir = () => join(cacheDir(), 'venv')
 const STAMP = '.lhbox-requirements.sha256'
 
-function requirementsText(): string {
-  return PYTHON_REQUIREMENTS.join('\n') + '\n'
+function requirementsText(requirements: readonly string[]): string {
+  return requirements.join('\n') + '\n'
 }
 
-function requirementsHash(): string {
-  return createHash('sha256').update(requirementsText()).digest('hex')
+function requirementsHash(requirements: readonly string[]): string {
+  return createHash('sha256').update(requirementsText(requirements)).digest('hex')
 }
 
-let pending: Promise<string> | undefined
+const pending = new Map<string, Promise<string>>()
 
 /** The venv's python, after making sure the venv holds exactly the pinned list. */
 export function ensureVenv(): Promise<string> {
-  pending ??= buildVenv().catch((err) => {
-    pending = undefined
-    throw err
-  })
-  return pending
+  return ensureVenvNamed('venv', PYTHON_REQUIREMENTS)
 }
 
-async function buildVenv(): Promise<string> {
-  const dir = venvDir()
+/**
+ * The python of the venv $LHBOX_CACHE/<name>, after making sure it holds exactly `requirements` (the
+ * same stamp and lock as ensureVenv's): a tool with its own pins (schemathesis) gets its own venv, so
+ * the two lists never have to agree. Pin every package, transitive ones included.
+ */
+export function ensureVenvNamed(name: string, requirements: readonly string[]): Promise<string> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`not a venv name: ${name}`)
+  let built = pending.get(name)
+  if (!built) {
+    built = buildVenv(join(cacheDir(), name), requirements).catch((err) => {
+      pending.delete(name)
+      throw err
+    })
+    pending.set(name, built)
+  }
+  return built
+}
+
+async function buildVenv(dir: string, requirements: readonly string[]): Promise<string> {
   const python = join(dir, 'bin', 'python')
   const stamp = join(dir, STAMP)
-  const hash = requirementsHash()
+  const hash = requirementsHash(requirements)
   const ready = () => existsSync(python) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === hash
   if (ready()) return python
 
   mkdirSync(cacheDir(), { recursive: true })
-  const release = await lock(join(cacheDir(), 'venv.lock'))
+  const release = await lock(join(cacheDir(), `${basename(dir)}.lock`))
   try {
     if (ready()) return python // another process finished it while we waited
     const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONDONTWRITEBYTECODE: '1' }
@@ -113,7 +126,7 @@ async function buildVenv(): Promise<string> {
       await run(process.env.LHBOX_PYTHON ?? 'python3', ['-m', 'venv', dir], opts)
     }
     const reqFile = join(dir, 'lhbox-requirements.txt')
-    writeFileSync(reqFile, requirementsText())
+    writeFileSync(reqFile, requirementsText(requirements))
     try {
       await run(python, ['-m', 'pip', 'install', '--quiet', '--no-input', '-r', reqFile], opts)
     } catch (err: any) {

@@ -26,4 +26,12 @@ describe('openApiDocument', () => {
     expect(Object.keys(send.responses)).toEqual(expect.arrayContaining(['200', '202', '400', '401', '403', '409', '413', '415', '503']))
     expect(send.responses['413'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' })
   })
+
+  it('takes any element in the send body: one that is not an object is a rejected row (not_an_object), not a refused batch', () => {
+    const body = doc.paths['/v1/sinks/{sink_id}'].post.requestBody.content['application/json'].schema
+    expect(body.type).toBe('array')
+    expect(body.items.type).toBeUndefined()
+    expect(body.description).toMatch(/not_an_object/)
+    expect(doc.paths['/v1/sinks/{sink_id}'].post.responses['202'].description).toMatch(/not_an_object/)
+  })
 })
