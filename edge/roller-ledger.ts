@@ -59,6 +59,9 @@ export async function leaseSinks(
   db: EdgeDb,
   o: { roller: string; leaseSeconds: number; sinkId: string | null; force: boolean; purpose?: LeasePurpose },
 ): Promise<RollerSinkRow[]> {
+  // Across the due sinks, a row another roller is leasing right now is skipped (it is theirs). One sink
+  // asked for by id waits for that lease instead: a roll and a sweep of the same roller asking at the
+  // same moment both get it (same owner), and another roller's lease is then seen and respected.
   const { rows } = await db.$client.query(
     `with due as (
        select d.id from (${SELECT}
@@ -67,7 +70,7 @@ export async function leaseSinks(
        where d.due or $4::boolean or $5::boolean
      ), leased as (
        update sinks set lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2)
-       where id in (select s.id from sinks s join due on due.id = s.id for update of s skip locked)
+       where id in (select s.id from sinks s join due on due.id = s.id for update of s ${o.sinkId ? '' : 'skip locked'})
          and (lease_expires_at is null or lease_expires_at < now() or lease_owner = $1)
        returning id
      )

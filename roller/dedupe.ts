@@ -1,11 +1,14 @@
 // Whole-table dedupe for a keyed sink (POST /v1/sinks/{id}/dedupe): keep only the latest row per key
 // — latest by __ingest_ts, a tie going to the later commit (data sequence number, which every rewrite
 // keeps: replace.ts) — in one commit.
-// Refused past 1 GiB of data files or 10 million rows, with the reason in dedupe.last.
+// Refused past 1 GiB of rewritten data files or 10 million rows, with the reason in dedupe.last.
+// Its crash points: 'dedupe-files' (the rewritten files written, nothing committed) and 'dedupe-commit'
+// (committed, not reported). A dedupe killed after its commit is found again by the restarted one: the
+// table then has no loser, and dedupe.last reports the commit that removed them (earlierDedupe).
 import { DEDUPE_SUMMARY } from '../contract/summary.ts'
 import { INGEST_TS } from '../contract/table.ts'
 import { CommitConflict, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
-import { currentSchema, currentSnapshot, defaultSpec } from '../iceberg/spec/metadata.ts'
+import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Compression } from '../iceberg/parquet/data-file.ts'
 import { readDataFile } from '../iceberg/parquet/read-rows.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
@@ -34,7 +37,16 @@ export interface DedupeOptions {
   maxRows?: number
   retry?: RetryPolicy
   onRetry?: TransactOptions['onRetry']
+  /** A step boundary (the roll's: tests kill the roller here). */
+  checkpoint?: (name: string) => void | Promise<void>
 }
+
+/**
+ * A dedupe asked for may already be in the table: one of this sink's, committed since the request
+ * (less a tolerance for the roller's clock against the edge's, well under the hour that separates two
+ * dedupes), by a roller that died before reporting it.
+ */
+const REQUEST_SKEW_MS = 10 * 60_000
 
 /** What dedupe.last says: when, rows removed, files rewritten — or why not. */
 export type DedupeResult =
@@ -93,13 +105,36 @@ export async function dedupeTable(sink: SinkView, catalog: Catalog, opts: Dedupe
       },
       { retry: opts.retry, onRetry: opts.onRetry },
     )
-    if (!done) return { at: at(), rows_removed: 0, files_rewritten: 0, files_dropped: 0, snapshot_id: null }
+    if (!done) return earlierDedupe(sink, table.metadata, at())
+    await opts.checkpoint?.('dedupe-commit')
     const p = done.plan
     return { at: at(), rows_removed: p.removed, files_rewritten: p.rewritten, files_dropped: p.dropped, snapshot_id: p.replace.snapshotId.toString() }
   } catch (err) {
     if (err instanceof Refused) return { at: at(), refused: err.reason, message: err.message }
     if (err instanceof CommitConflict || err instanceof PlanStale) return { at: at(), refused: 'conflicts', message: `the table kept moving: ${err.message}` }
     throw err
+  }
+}
+
+/**
+ * Nothing to remove: what dedupe.last says. When a dedupe of this sink committed since the request
+ * (its roller died before the report), that commit, as its own report would have said it; otherwise 0.
+ */
+function earlierDedupe(sink: SinkView, metadata: TableMetadata, at: string): DedupeResult {
+  const since = sink.dedupe_requested_at ? Date.parse(sink.dedupe_requested_at) - REQUEST_SKEW_MS : Number.NaN
+  const found = metadata.snapshots
+    .filter((s) => s.summary[DEDUPE_SUMMARY.sink] === sink.id && s['timestamp-ms'] >= since)
+    .sort((a, b) => b['timestamp-ms'] - a['timestamp-ms'])[0]
+  if (!found) return { at, rows_removed: 0, files_rewritten: 0, files_dropped: 0, snapshot_id: null }
+  // A dedupe writes one file per file it rewrites (a keyed table is unpartitioned) and deletes those and the ones it drops.
+  const added = Number(found.summary['added-data-files'] ?? 0)
+  const deleted = Number(found.summary['deleted-data-files'] ?? 0)
+  return {
+    at,
+    rows_removed: Number(found.summary[DEDUPE_SUMMARY.rowsRemoved] ?? 0),
+    files_rewritten: added,
+    files_dropped: Math.max(0, deleted - added),
+    snapshot_id: found['snapshot-id'].toString(),
   }
 }
 
@@ -174,5 +209,6 @@ async function planDedupe(sink: SinkView, key: string[], table: LoadedTable, opt
     operation: 'overwrite',
     properties: { [DEDUPE_SUMMARY.sink]: sink.id, [DEDUPE_SUMMARY.rowsRemoved]: String(removed) },
   })
+  await opts.checkpoint?.('dedupe-files')
   return { removed, rewritten: rewritten.length, dropped: dropped.length, planned: currentSnapshot(table.metadata)?.['snapshot-id'] ?? null, replace }
 }

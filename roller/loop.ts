@@ -12,12 +12,18 @@ import { roll } from './roll.ts'
 import { ScanPool } from './scan-pool.ts'
 
 export interface Roller {
-  tick(opts?: { force?: boolean; sink?: string }): Promise<{ rolled: number; failed: number }>
+  /**
+   * Leases the due sinks (or `sink`) and rolls them one after another. Once `signal` is aborted (the
+   * service is stopping) no other roll starts: the roll under way finishes, and the sinks leased but
+   * not rolled are given back at once.
+   */
+  tick(opts?: { force?: boolean; sink?: string; signal?: AbortSignal }): Promise<{ rolled: number; failed: number }>
   /**
    * The maintenance sweep over every active or disabled sink's table (or one), where the warehouse says
-   * `roller`, each under the sink's lease; `skipped`: sinks another roller held.
+   * `roller`, each under the sink's lease; `skipped`: sinks another roller held. Once `signal` is
+   * aborted no other table's sweep starts.
    */
-  maintain(opts?: { sink?: string }): Promise<{ maintained: number; failed: number; skipped: number }>
+  maintain(opts?: { sink?: string; signal?: AbortSignal }): Promise<{ maintained: number; failed: number; skipped: number }>
   close(): Promise<void>
 }
 
@@ -60,7 +66,13 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       })
       if (sink.dedupe_requested_at && sink.key) {
         // The dedupe asked for runs once, at this tick, after the roll; its answer goes to dedupe.last.
-        const dedupe = await dedupeTable(sink, warehouses.catalog(sink), { rollId, compression: await compression, retry: config.retry, onRetry })
+        const dedupe = await dedupeTable(sink, warehouses.catalog(sink), {
+          rollId,
+          compression: await compression,
+          retry: config.retry,
+          onRetry,
+          checkpoint: timed,
+        })
         slog.info('dedupe', dedupe)
         await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], dedupe, release: true })
       }
@@ -89,14 +101,32 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     }
   }
 
+  /** Leases taken by a tick that stops before rolling these sinks: released, so another roller may roll them now. */
+  async function giveBack(sinks: SinkView[]): Promise<void> {
+    for (const sink of sinks) {
+      const rollId = `stop-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
+      const slog = log.child({ sink_id: sink.id, roll_id: rollId })
+      await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true }).then(
+        () => slog.info('not rolled: the roller is stopping; its lease given back', {}),
+        (err) => slog.warn('not rolled: the roller is stopping; its lease expires by itself', { error: (err as Error).message }),
+      )
+    }
+  }
+
   return {
     async tick(opts = {}) {
       metrics.lastTickAt = new Date()
       await warm
-      const sinks = await api.lease(opts)
+      const sinks = await api.lease({ force: opts.force, sink: opts.sink })
       let rolled = 0
       let failed = 0
-      for (const sink of sinks) (await rollOne(sink)) ? rolled++ : failed++
+      for (const [i, sink] of sinks.entries()) {
+        if (opts.signal?.aborted) {
+          await giveBack(sinks.slice(i))
+          break
+        }
+        ;(await rollOne(sink)) ? rolled++ : failed++
+      }
       // The lag gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
       // disabled one its waiting batches' age, a deleted one is gone. A failed view leaves them as they are.
       await api.view().then(
@@ -110,6 +140,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       let failed = 0
       let skipped = 0
       for (const listed of await api.view()) {
+        if (opts.signal?.aborted) break
         if (opts.sink && listed.id !== opts.sink) continue
         // A disabled sink's table is maintained too (its history still grows old); a deleted one's is not.
         if (listed.state !== 'active' && listed.state !== 'disabled') continue
@@ -146,7 +177,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         renew.unref()
         const end = metrics.maintenanceDuration.startTimer()
         try {
-          const r = await maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry })
+          const r = await maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry }, checkpoint)
           metrics.snapshotsExpired.inc(r.snapshotsExpired)
           metrics.filesDeleted.inc(r.filesDeleted)
           metrics.bytesCompacted.inc(r.bytesCompacted)

@@ -7,7 +7,9 @@ import { RollerMetrics, serveMetrics } from './metrics.ts'
 
 /**
  * Crash points for the exactly-once tests: LHBOX_ROLLER_KILL_AT=<checkpoint>[:<n>] kills this
- * process with SIGKILL at the n-th time (default the first) the roll passes that step boundary.
+ * process with SIGKILL at the n-th time (default the first) it passes that step boundary: a roll's
+ * (roller/roll.ts), a dedupe's (dedupe.ts: dedupe-files, dedupe-commit) or a sweep's (maintain.ts:
+ * compact-commit, manifest-rewrite, expire, cleanup), in `tick`, `maintain` and `run` alike.
  */
 function checkpointFromEnv(env: NodeJS.ProcessEnv): (name: string) => void {
   const [point, nth] = (env.LHBOX_ROLLER_KILL_AT ?? '').split(':')
@@ -46,10 +48,13 @@ async function main(argv: string[]): Promise<number> {
   const server = config.metricsPort ? serveMetrics(metrics, config.metricsPort) : null
   let stopping = false
   let wake: () => void = () => undefined
-  // SIGTERM: no new roll starts; the current one finishes (every step is safe to stop after anyway).
+  // SIGTERM: no new roll (or sweep of another table) starts, the current one finishes (every step is safe
+  // to stop after anyway), and the sinks this tick leased but has not rolled are given back.
+  const stopped = new AbortController()
   const stop = (signal: string) => {
     if (stopping) process.exit(0)
     stopping = true
+    stopped.abort()
     log.info('stopping after the current roll', { signal })
     wake()
   }
@@ -61,13 +66,13 @@ async function main(argv: string[]): Promise<number> {
   let nextMaintenance = Date.now() + Math.min(60_000, config.maintenance.everyHours * 3600_000)
   while (!stopping) {
     try {
-      await roller.tick()
+      await roller.tick({ signal: stopped.signal })
     } catch (err) {
       log.error('tick failed', { error: (err as Error).message })
     }
     if (!stopping && Date.now() >= nextMaintenance) {
       nextMaintenance = Date.now() + config.maintenance.everyHours * 3600_000
-      await roller.maintain().catch((err) => log.error('maintenance failed', { error: (err as Error).message }))
+      await roller.maintain({ signal: stopped.signal }).catch((err) => log.error('maintenance failed', { error: (err as Error).message }))
     }
     await new Promise<void>((resolve) => {
       wake = resolve

@@ -5,6 +5,11 @@
 // Its commits carry no lakehousebox.sink.* keys; exactly-once holds through them because step 2 of
 // every roll reads every retained snapshot AND the committed markers, which cover history that expiry
 // removed (the spec: "past the retained history (20 snapshots or 168 h), a roll is still known").
+// Its crash points, each after a commit or a step that made one: 'compact-commit', 'manifest-rewrite',
+// 'expire' (the expiry committed, its files not yet deleted) and 'cleanup'. A sweep killed between the
+// expiry and the clean-up leaves files no retained snapshot reaches: the next sweep's incremental pass
+// no longer knows them (their snapshots are gone from the metadata), its orphan pass deletes them once
+// they are older than orphanOlderThanMs.
 import type { Catalog } from '../iceberg/catalog/index.ts'
 import type { TransactOptions } from '../iceberg/transaction/transact.ts'
 import { compactTable } from '../iceberg/maintenance/compact.ts'
@@ -44,6 +49,8 @@ export async function maintainTable(
   policy: MaintenancePolicy,
   log: Logger,
   commits: TransactOptions = {},
+  /** A step boundary (tests kill the roller here). */
+  checkpoint: (name: string) => void | Promise<void> = () => {},
 ): Promise<MaintenanceResult> {
   const started = Date.now()
   const id = { namespace: [sink.table.namespace], name: sink.table.name }
@@ -51,16 +58,20 @@ export async function maintainTable(
   // Compact first: its replace snapshot then counts among the ones kept, and the small files only
   // the expired snapshots reach are deleted in this same sweep.
   const compacted = await compactTable(catalog, table, { targetFileSizeBytes: policy.targetFileSizeBytes, ...commits })
+  if (compacted) await checkpoint('compact-commit')
   // Then the manifests: the ones compaction left with only dead entries are dropped, and small ones
   // (files not compacted, appends since the last merge) are folded into a few.
   const rewritten = await rewriteManifests(catalog, compacted?.table ?? table, commits)
+  if (rewritten) await checkpoint('manifest-rewrite')
   const expired = await expireSnapshots(catalog, rewritten?.table ?? compacted?.table ?? table, {
     retainLast: policy.retainSnapshots,
     maxAgeMs: policy.maxSnapshotAgeMs ?? DEFAULT_MAX_SNAPSHOT_AGE_MS,
     ...commits,
   })
+  if (expired.expired.length > 0) await checkpoint('expire')
   // Files are deleted only after the commit that unreferenced them succeeded.
   const cleanup = await deleteUnreachable(expired.base, expired.table, { orphanOlderThanMs: policy.orphanOlderThanMs })
+  await checkpoint('cleanup')
   if (cleanup.failed.length > 0) log.warn('some unreachable files could not be deleted', { failed: cleanup.failed.length })
   const result: MaintenanceResult = {
     snapshotsExpired: expired.expired.length,

@@ -20,7 +20,16 @@ export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_u
 export function rejectLine(batchId: string, index: number | null, line: number, rejects: RowReject[], rowText: string): string {
   const [first] = rejects
   const problems = rejects.length > 1 ? { problems: rejects.map((r) => ({ reason: r.reason, field: r.field, expected: r.expected, got: r.got })) } : {}
-  const head = JSON.stringify({ batch_id: batchId, index, line, reason: first.reason, field: first.field, expected: first.expected, got: first.got, ...problems })
+  const head = JSON.stringify({
+    batch_id: batchId,
+    index,
+    line,
+    reason: first.reason,
+    field: first.field,
+    expected: first.expected,
+    got: first.got,
+    ...problems,
+  })
   return `${head.slice(0, -1)},"row":${rowText}}`
 }
 

@@ -450,9 +450,11 @@ async function finishRoll(
     // A dedupe asked for runs right after this roll, under the same lease; its report releases it.
     release: !(sink.dedupe_requested_at && sink.key),
   })
+  await ctx.checkpoint('after-report')
   // A repair's marker is kept until the repair is reported; so is an empty roll's.
   const emptyMarkers = commits.flatMap((c) => (c.marker && c.snapshotId === null ? [c.marker] : []))
   for (const key of [...invariant.settledMarkers, ...emptyMarkers]) await ctx.bucket.delete(key).catch(() => undefined)
+  await ctx.checkpoint('settled-marker-delete')
   await sweepRejects(ctx.bucket, sink.id).catch((err) => ctx.log.warn('rejects sweep failed', { error: String(err) }))
   return { snapshotIds, batches: checked.length, rows, rejectedRows, repaired: invariant.repaired.length }
 }

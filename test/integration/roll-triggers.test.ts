@@ -8,7 +8,7 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
+import { holdSink, rollerTick } from '../support/roller.ts'
 import { scan, warehouseId } from '../support/roller-check.ts'
 import { database, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -27,11 +27,7 @@ afterAll(() => db?.end())
 const internal = (query: string) => call(`/internal/sinks?${query}`, { key: stack().bootstrapSecret })
 
 /** Leases the sink to HOLDER for an hour, due or not: other rollers leave it alone. */
-async function hold(sink: Sink): Promise<void> {
-  const res = await internal(`roller=${HOLDER}&sink=${sink.id}&force=true&lease_seconds=3600`)
-  expect(res.status).toBe(200)
-  expect(res.body.sinks.map((s: { id: string }) => s.id)).toEqual([sink.id])
-}
+const hold = (sink: Sink): Promise<void> => holdSink(sink.id, HOLDER)
 
 /** The sink as the roller sees it (no lease taken): its lag and due flag. */
 async function view(sink: Sink): Promise<{ due: boolean; lag: { batches: number; bytes: number } }> {

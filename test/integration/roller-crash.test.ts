@@ -3,10 +3,10 @@
 // restarted service would be) and ticked twice more. Read with PyIceberg: every good row exactly once
 // in exactly one append; nothing left in the intake, no marker; the ledger committed; lag 0.
 import type pg from 'pg'
-import { afterAll, beforeAll, describe, type ExpectStatic, it } from 'vitest'
+import { afterAll, beforeAll, describe, it } from 'vitest'
 import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
-import { bucket, database, intakeKey, ledger, newSink, send, uid } from '../support/sinks.ts'
+import { killThenRestart } from '../support/roller.ts'
+import { bucket, database, ledger, newSink, send, uid } from '../support/sinks.ts'
 import { warehouseId } from '../support/roller-check.ts'
 import { call, stack } from '../support/stack.ts'
 
@@ -136,24 +136,3 @@ describe('the crash matrix of an empty roll', () => {
     },
   )
 })
-
-/**
- * The roller killed at each of `kills` (each tick must die by SIGKILL), the first `deletedByHand`
- * batches deleted by the test (a DeleteObjects the store applied in part), then two healthy ticks
- * under the same roller id (a restarted service; the dead roller's lease is still held).
- */
-async function killThenRestart(sinkId: string, batches: string[], kills: string[], deletedByHand: number, expect: ExpectStatic): Promise<void> {
-  const rollerId = `crash-${uid()}`
-  for (const killAt of kills) {
-    const t = await rollerTick({ sink: sinkId, killAt, rollerId })
-    expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
-  }
-  for (const batchId of batches.slice(0, deletedByHand)) {
-    expect(await bucket().head(intakeKey(sinkId, batchId)), batchId).not.toBeNull()
-    await bucket().delete(intakeKey(sinkId, batchId))
-  }
-  for (const n of [1, 2]) {
-    const t = await rollerTick({ sink: sinkId, rollerId })
-    expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
-  }
-}

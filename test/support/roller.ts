@@ -1,8 +1,15 @@
-// The roller as the tests run it: `roller/main.ts tick` in a child process against the test stack,
-// optionally killed (SIGKILL) at a step boundary.
+// The roller as the tests run it: `roller/main.ts tick` (or `maintain`) in a child process against the
+// test stack, optionally killed (SIGKILL) at a step boundary; or in the test's own process, for the
+// rolls and sweeps a test only needs done.
 import { spawn } from 'node:child_process'
+import type { ExpectStatic } from 'vitest'
 import { rollerCommand } from '../../dev/roller.ts'
-import { stack } from './stack.ts'
+import { loadConfig } from '../../roller/config.ts'
+import { jsonLogger } from '../../roller/log.ts'
+import { createRoller, type Roller } from '../../roller/loop.ts'
+import { RollerMetrics } from '../../roller/metrics.ts'
+import { bucket, intakeKey, uid } from './sinks.ts'
+import { call, stack } from './stack.ts'
 
 export interface TickResult {
   code: number | null
@@ -33,6 +40,15 @@ export function rollerTick(
   const args = ['tick']
   if (opts.force ?? true) args.push('--force')
   if (opts.sink) args.push('--sink', opts.sink)
+  return runRoller(args, opts)
+}
+
+/** `roller/main.ts maintain --sink ID`: the sweep of one sink's table, under its lease. */
+export function rollerMaintain(opts: { sink: string; killAt?: string; rollerId?: string; env?: Record<string, string> }): Promise<TickResult> {
+  return runRoller(['maintain', '--sink', opts.sink], opts)
+}
+
+function runRoller(args: string[], opts: { killAt?: string; rollerId?: string; env?: Record<string, string> }): Promise<TickResult> {
   const { cmd, args: full } = rollerCommand(args)
   const env: Record<string, string> = { ...(process.env as Record<string, string>), ...rollerEnv(opts.env) }
   env.LHBOX_ROLLER_ID = opts.rollerId ?? `test-${Math.random().toString(36).slice(2, 8)}`
@@ -54,4 +70,67 @@ export function rollerTick(
       resolve({ code, signal, stdout, stderr, logs })
     })
   })
+}
+
+/**
+ * The roller killed at each of `kills` (each tick must die by SIGKILL), the first `deletedByHand`
+ * batches deleted by the test (a DeleteObjects the store applied in part), then two healthy ticks
+ * under the same roller id (a restarted service; the dead roller's lease is still held). `afterKills`
+ * looks at what the kills left, before the restart.
+ */
+export async function killThenRestart(
+  sinkId: string,
+  batches: string[],
+  kills: string[],
+  deletedByHand: number,
+  expect: ExpectStatic,
+  opts: { rollerId?: string; env?: Record<string, string>; afterKills?: () => Promise<void> } = {},
+): Promise<void> {
+  const { rollerId = `crash-${uid()}`, env } = opts
+  for (const killAt of kills) {
+    const t = await rollerTick({ sink: sinkId, killAt, rollerId, env })
+    expect({ killAt, signal: t.signal }, t.stdout + t.stderr).toEqual({ killAt, signal: 'SIGKILL' })
+  }
+  for (const batchId of batches.slice(0, deletedByHand)) {
+    expect(await bucket().head(intakeKey(sinkId, batchId)), batchId).not.toBeNull()
+    await bucket().delete(intakeKey(sinkId, batchId))
+  }
+  await opts.afterKills?.()
+  for (const n of [1, 2]) {
+    const t = await rollerTick({ sink: sinkId, rollerId, env })
+    expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
+  }
+}
+
+/**
+ * Leases the sink to `rollerId` for `seconds`, due or not (a forced lease): no other roller rolls or
+ * sweeps it meanwhile, while `rollerId` itself still may. Throws when another roller holds it.
+ */
+export async function holdSink(sinkId: string, rollerId: string, seconds = 3600): Promise<void> {
+  const res = await call(`/internal/sinks?roller=${encodeURIComponent(rollerId)}&sink=${sinkId}&force=true&lease_seconds=${seconds}`, {
+    key: stack().bootstrapSecret,
+  })
+  if (res.status !== 200) throw new Error(`GET /internal/sinks (hold ${sinkId}): ${res.status} ${res.text}`)
+  const ids = res.body.sinks.map((s: { id: string }) => s.id)
+  if (ids.length !== 1 || ids[0] !== sinkId) throw new Error(`the sink ${sinkId} is held by another roller`)
+}
+
+export interface InProcessRoller {
+  id: string
+  roller: Roller
+  /** Its JSON log lines. */
+  logs: Array<Record<string, any>>
+}
+
+/** The roller in this process (createRoller; no scan threads unless `env` says so); close() it when done. */
+export function inProcessRoller(env: Record<string, string> = {}, checkpoint: (name: string) => void | Promise<void> = () => {}): InProcessRoller {
+  const logs: Array<Record<string, any>> = []
+  const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `inproc-${uid()}`, LHBOX_ROLLER_SCAN_THREADS: '0', ...env }))
+  const roller = createRoller(
+    config,
+    jsonLogger({}, (l) => logs.push(JSON.parse(l))),
+    new RollerMetrics(),
+    checkpoint,
+  )
+  return { id: config.rollerId, roller, logs }
 }

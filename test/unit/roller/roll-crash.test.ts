@@ -61,6 +61,8 @@ const CASES: Array<[string, string[], number?]> = [
   ['a DeleteObjects applied in part (stopped at marker, 1 of 3 batches deleted)', ['marker'], 1],
   ['marker-delete', ['marker-delete']],
   ['before-report', ['before-report']],
+  ['after-report', ['after-report']],
+  ['settled-marker-delete', ['settled-marker-delete']],
   ['repair-delete (after a stop at marker)', ['marker', 'repair-delete']],
   ['repair-delete:2 (after a stop at commit)', ['commit', 'repair-delete:2']],
   ['every step once, one after another', ['reload', 'first-roll-commit', 'rejects', 'data-file', 'commit', 'repair-delete:2', 'before-report']],

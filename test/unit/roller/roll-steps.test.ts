@@ -28,7 +28,19 @@ describe('a roll, step by step', () => {
     const seen: Record<string, Awaited<ReturnType<typeof observe>>> = {}
     await rollOnce(w, { steps, at: async (name) => void (seen[name] = await observe(w)) })
 
-    expect(steps).toEqual(['reload', 'first-roll-commit', 'rejects', 'data-file', 'commit', 'marker', 'batch-delete', 'marker-delete', 'before-report'])
+    expect(steps).toEqual([
+      'reload',
+      'first-roll-commit',
+      'rejects',
+      'data-file',
+      'commit',
+      'marker',
+      'batch-delete',
+      'marker-delete',
+      'before-report',
+      'after-report',
+      'settled-marker-delete',
+    ])
     expect(seen.reload).toEqual({ snapshots: 0, intake: ['b1', 'b2'], markers: 0, reports: 0 })
     expect(seen.rejects).toEqual({ snapshots: 0, intake: ['b1', 'b2'], markers: 0, reports: 0 })
     expect(seen['data-file']).toEqual({ snapshots: 0, intake: ['b1', 'b2'], markers: 0, reports: 0 })
@@ -37,6 +49,8 @@ describe('a roll, step by step', () => {
     expect(seen['batch-delete']).toEqual({ snapshots: 1, intake: [], markers: 1, reports: 0 })
     expect(seen['marker-delete']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 0 })
     expect(seen['before-report']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 0 })
+    expect(seen['after-report']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 1 })
+    expect(seen['settled-marker-delete']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 1 })
     expect(w.ledger.reports).toHaveLength(1)
     expect(w.ledger.pending).toEqual([])
   })
@@ -401,7 +415,7 @@ describe('a roll, step by step', () => {
           if (name === 'before-report') markerBody = JSON.parse(w.bucket.text(w.bucket.keys(`_sink/${SINK}/committed/`)[0])!)
         },
       })
-      expect(steps).toEqual(['reload', 'rejects', 'marker', 'batch-delete', 'before-report'])
+      expect(steps).toEqual(['reload', 'rejects', 'marker', 'batch-delete', 'before-report', 'after-report', 'settled-marker-delete'])
       expect(result).toMatchObject({ snapshotIds: [], batches: 2, rows: 0, rejectedRows: 2 })
       expect(snapshots(w)).toHaveLength(0)
       expect(markerBody).toEqual({ batch_ids: ['b1', 'b2'], snapshot_id: null, committed_at: expect.any(String) })
