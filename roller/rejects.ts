@@ -38,6 +38,19 @@ export function wholeBatchLine(batchId: string, reason: WholeBatchReason, error:
   return `${head.slice(0, -1)},"row":${rowText ?? 'null'}}`
 }
 
+/**
+ * The rows of a batch the writer refused (`stored`: the batch's text), one batch_unwritable line each
+ * with the writer's error and the row's bytes (spec: "one JSON object per rejected row, with the
+ * original row"), but for the rows the checks rejected: they have their lines already (`rejectLines`).
+ */
+export function unwritableLines(batchId: string, stored: string, rejectLines: string[], error: string, indexOf: (line: number) => number | null): string[] {
+  // The stored line of each reject, from the head rejectLine writes (the row after it may not even parse).
+  const rejected = new Set(rejectLines.map((l) => Number(/^\{"batch_id":"[^"]*","index":(?:null|\d+),"line":(\d+),/.exec(l)?.[1] ?? -1)))
+  // Stored lines as the scanner counts them: blank lines skipped.
+  const lines = stored.split('\n').filter((l) => !/^[\t\n\v\f\r ]*$/.test(l))
+  return lines.flatMap((row, line) => (rejected.has(line) ? [] : [wholeBatchLine(batchId, 'batch_unwritable', error, row, indexOf(line))]))
+}
+
 export async function writeRejects(s3: Bucket, sinkId: string, batchId: string, lines: string[]): Promise<void> {
   await s3.put(rejectsKey(sinkId, batchId), lines.join('\n') + '\n', { contentType: NDJSON })
 }

@@ -15,7 +15,7 @@ import type { RollReport, SinkView } from './api.ts'
 import { EndTick, listIntake, markerBody, readMarker, receivedMicros, type IntakeObject, type Marker } from './intake.ts'
 import type { Logger } from './log.ts'
 import { consumedRecords, recheckFor, storedBefore } from './recovery.ts'
-import { sweepRejects, wholeBatchLine, writeRejects } from './rejects.ts'
+import { sweepRejects, unwritableLines, wholeBatchLine, writeRejects } from './rejects.ts'
 import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
@@ -254,34 +254,18 @@ async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, 
       base = await ctx.catalog.loadTable(table.identifier)
     } catch (err) {
       if (!(err instanceof WriterRefused)) throw err
-      await writeRejects(ctx.bucket, sink.id, batch.batchId, [
-        ...again.rejectLines,
-        ...(await unwritableLines(ctx.bucket, batch, again.rejectLines, err.message)),
-      ])
+      // The intake object goes once the roll is recorded: its rows live on in the rejects file.
+      const stored = await ctx.bucket.get(batch.key)
+      const refused = stored
+        ? unwritableLines(batch.batchId, new TextDecoder().decode(stored.body), again.rejectLines, err.message, elementIndexes(stored.head.metadata))
+        : [wholeBatchLine(batch.batchId, 'batch_unwritable', err.message)]
+      await writeRejects(ctx.bucket, sink.id, batch.batchId, [...again.rejectLines, ...refused])
       batch.rejected += batch.rows
       batch.rows = 0
       commits.push(await recordEmptyRoll(sink, [batch.batchId], ctx))
     }
   }
   return commits
-}
-
-/**
- * The rows of a batch the writer refused, one batch_unwritable line each with the writer's error and
- * the row's bytes as stored (spec: "one JSON object per rejected row, with the original row"): the
- * intake object is deleted once the roll is recorded, so the rejects file is where these rows live on.
- * The rows the checks rejected already have their lines (`rejectLines`, by stored line).
- */
-async function unwritableLines(bucket: Bucket, batch: BatchOutcome, rejectLines: string[], error: string): Promise<string[]> {
-  const got = await bucket.get(batch.key)
-  if (!got) return [wholeBatchLine(batch.batchId, 'batch_unwritable', error)]
-  // The stored line of each reject, from the head rejectLine writes (the row after it may not even parse).
-  const rejected = new Set(rejectLines.map((l) => Number(/^\{"batch_id":"[^"]*","index":(?:null|\d+),"line":(\d+),/.exec(l)?.[1] ?? -1)))
-  const index = elementIndexes(got.head.metadata)
-  // Stored lines as the scanner counts them: a leading BOM dropped, blank lines skipped.
-  const text = new TextDecoder().decode(got.body)
-  const lines = text.split('\n').filter((l) => !/^[\t\n\v\f\r ]*$/.test(l))
-  return lines.flatMap((row, line) => (rejected.has(line) ? [] : [wholeBatchLine(batch.batchId, 'batch_unwritable', error, row, index(line))]))
 }
 
 /**

@@ -1,0 +1,213 @@
+// The shapes of the OpenAPI document (edge/openapi.ts): JSON Schema of the answers and bodies, the
+// path, query and header parameters, built from the valibot schemas the routes validate with.
+import { toJsonSchema } from '@valibot/to-json-schema'
+import type { GenericSchema } from 'valibot'
+import { SINK_REF } from './routes/sinks.ts'
+import { CreateTable, DocumentTable, IcebergTypeJson, NestedFieldJson, TABLE_PART } from './routes/tables.ts'
+import { WAREHOUSE_NAME } from './routes/warehouses.ts'
+
+export type JsonSchema = Record<string, unknown>
+
+export interface Parameter {
+  name: string
+  in: 'query' | 'header'
+  required?: boolean
+  description?: string
+  schema: JsonSchema
+}
+
+/** Named schemas (recursive ones): each is a component, and its uses refer to it. */
+const DEFINITIONS = { IcebergType: IcebergTypeJson, NestedField: NestedFieldJson }
+export const COMPONENTS: Record<string, JsonSchema> = {}
+
+/** A valibot schema as JSON Schema; its definitions go to components.schemas, where OpenAPI refers. */
+export const schema = (s: GenericSchema): JsonSchema => {
+  const converted = toJsonSchema(s, { target: 'draft-2020-12', errorMode: 'ignore', definitions: DEFINITIONS })
+  const { $schema: _, $defs, ...json } = JSON.parse(JSON.stringify(converted).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema
+  Object.assign(COMPONENTS, $defs)
+  return json
+}
+
+/** A valibot object of query strings as OpenAPI query parameters (`override` replaces one's schema). */
+export function queryParams(s: GenericSchema, override: Record<string, JsonSchema> = {}): Parameter[] {
+  const json = schema(s) as { properties: Record<string, JsonSchema>; required?: string[] }
+  return Object.entries(json.properties).map(([name, p]) => ({
+    name,
+    in: 'query',
+    ...(json.required?.includes(name) ? { required: true } : {}),
+    schema: override[name] ?? p,
+  }))
+}
+
+// ---- answers --------------------------------------------------------------------------------------
+
+export const STRING = { type: 'string' }
+export const INTEGER = { type: 'integer' }
+const NUMBER = { type: 'number' }
+export const OBJECT = { type: 'object' }
+export const orNull = (s: JsonSchema): JsonSchema => ({ anyOf: [s, { type: 'null' }] })
+/** An object whose listed members are all present (more may follow: new members are not a break). */
+export const object = (properties: Record<string, JsonSchema>, optional: string[] = []): JsonSchema => ({
+  type: 'object',
+  required: Object.keys(properties).filter((k) => !optional.includes(k)),
+  properties,
+})
+export const array = (items: JsonSchema): JsonSchema => ({ type: 'array', items })
+export const TIME = { type: 'string', description: 'RFC 3339, UTC' }
+
+export const WAREHOUSE = object({
+  id: STRING,
+  name: STRING,
+  catalog: object({ type: { enum: ['sql', 'rest'] } }),
+  bucket: STRING,
+  endpoint: STRING,
+  region: STRING,
+  prefix: STRING,
+  maintenance: { enum: ['roller', 'off'] },
+  created_at: TIME,
+})
+
+export const TABLE = object({
+  warehouse: STRING,
+  namespace: STRING,
+  name: STRING,
+  table: STRING,
+  format_version: { enum: [1, 2, 3] },
+  location: STRING,
+  doc: orNull(STRING),
+  schema: object({ schema_id: INTEGER, fields: array(OBJECT) }),
+  partition_spec: array(object({ name: STRING, transform: STRING, source: orNull(STRING) })),
+  snapshot_count: INTEGER,
+  current_snapshot_id: { ...orNull({ type: 'string', pattern: '^-?\\d+$' }), description: 'A string: 63-bit ids do not survive JSON numbers' },
+  undocumented_columns: array(STRING),
+  properties: { type: 'object', additionalProperties: STRING },
+})
+
+export const SINK = object({
+  id: { type: 'string', pattern: '^snk_[0-9a-f]+$' },
+  name: STRING,
+  warehouse: STRING,
+  table: STRING,
+  state: { enum: ['active', 'disabled', 'deleted'] },
+  disabled_reason: orNull(STRING),
+  roll: object({ roll_seconds: INTEGER, roll_bytes: INTEGER, inactivity_seconds: orNull(INTEGER) }),
+  key: orNull(array(STRING)),
+  ingest_url: STRING,
+  lag: object({ batches_waiting: INTEGER, bytes_waiting: NUMBER, oldest_waiting_at: orNull(TIME), seconds_behind: INTEGER }),
+  received: object({ batches: NUMBER, rows: NUMBER, bytes: NUMBER, last_at: orNull(TIME) }),
+  last_roll: orNull(OBJECT),
+  rejects: object({ rows_total: NUMBER, batches_with_rejects: NUMBER, last_at: orNull(TIME), prefix: STRING }),
+  dedupe: object({ requested_at: orNull(TIME), last: orNull(OBJECT) }),
+  created_at: TIME,
+  deleted_at: orNull(TIME),
+})
+
+export const SINK_CREATED: JsonSchema = {
+  allOf: [
+    SINK,
+    object(
+      {
+        send_key: { type: 'string', pattern: '^al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$', description: 'Shown once' },
+        iam_writes: { type: 'array', maxItems: 0 },
+        docs_hint: object({ message: STRING, table_doc_missing: { type: 'boolean' }, columns: array(STRING), command: STRING }),
+      },
+      ['docs_hint'],
+    ),
+  ],
+}
+
+export const SEND_ANSWER = object(
+  {
+    accepted: INTEGER,
+    rejected: INTEGER,
+    reasons: array(object({ index: INTEGER, reason: { const: 'not_an_object' } })),
+    batch_id: STRING,
+    bytes: INTEGER,
+    received_at: TIME,
+    state: { const: 'pending' },
+    duplicate: { const: true },
+  },
+  ['duplicate'],
+)
+
+export const USAGE = object({
+  month: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },
+  ingest_bytes: object({
+    month_to_date: NUMBER,
+    batches: NUMBER,
+    rows_accepted: NUMBER,
+    rows_rejected: NUMBER,
+    by_sink: array(object({ sink_id: STRING, name: orNull(STRING), bytes: NUMBER, batches: NUMBER, rows_accepted: NUMBER, rows_rejected: NUMBER })),
+    enforced: { const: false },
+  }),
+})
+
+export const CONNECTION = object({
+  warehouses: array(
+    object({
+      name: STRING,
+      catalog: object({ type: { enum: ['sql', 'rest'] } }),
+      storage: object({ bucket: STRING, endpoint: STRING, region: STRING, path_style: { const: true } }),
+    }),
+  ),
+  ingest_url: STRING,
+  sinks_note: STRING,
+})
+
+export const API_KEY_CREATED = object({
+  key: { type: 'string', pattern: '^al_key_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$', description: 'Shown once' },
+  key_id: STRING,
+  level: { enum: ['read', 'write', 'admin'] },
+  project: STRING,
+  project_id: STRING,
+})
+
+// ---- parameters -------------------------------------------------------------------------------------
+
+export const PATH_PARAMS: Record<string, JsonSchema> = {
+  sink_id: { ...schema(SINK_REF), description: 'The sink’s id (snk_…) or its name' },
+  warehouse: { ...schema(WAREHOUSE_NAME), description: 'The warehouse’s name' },
+  namespace: { type: 'string', pattern: '^[^.\\u0000]+(?:\\.[^.\\u0000]+)*$', description: 'The namespace; a nested one with its levels joined by dots' },
+  table: { ...schema(TABLE_PART), description: 'The table’s name' },
+}
+
+// ---- bodies: what the routes check past their valibot schema, where JSON Schema can say it -----------------
+
+/** POST /v1/tables: the columns or a whole schema (one of them), of at least one column. */
+export const CREATE_TABLE: JsonSchema = (() => {
+  const s = schema(CreateTable) as { properties: Record<string, JsonSchema & { properties?: Record<string, JsonSchema> }> }
+  const whole = s.properties.schema
+  return {
+    ...s,
+    properties: {
+      ...s.properties,
+      columns: { ...s.properties.columns, minItems: 1 },
+      schema: { ...whole, properties: { ...whole.properties, fields: { ...whole.properties?.fields, minItems: 1 } } },
+    },
+    oneOf: [{ required: ['columns'] }, { required: ['schema'] }],
+  }
+})()
+
+/** PATCH …/docs: a doc, a column doc, or both. */
+export const DOCUMENT_TABLE: JsonSchema = {
+  ...schema(DocumentTable),
+  anyOf: [{ required: ['doc'] }, { required: ['columns'], properties: { columns: { minProperties: 1 } } }],
+}
+
+export const IDEMPOTENCY_KEY: Parameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: true,
+  description: 'The batch id: a retry with the same id and body is answered 200 as a duplicate',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+}
+
+export const SEND_BODY = {
+  type: 'array',
+  description:
+    'A JSON array of objects (rows), ≤ 16 MiB (decompressed). Each element is stored byte for byte, one a line. ' +
+    'An element that is not an object is answered as rejected (reasons: not_an_object, by index), and the roll writes it ' +
+    'to the rejects file with its index and bytes.',
+  // Any JSON value is taken: one that is not an object is a rejected row, not a refused batch.
+  items: { description: 'A row: an object whose members are the table’s columns' },
+}
