@@ -214,7 +214,12 @@ const drainUntil = Date.now() + 10 * 60_000
 for (;;) {
   const waiting = (await view()).filter((s) => sinks.some((x) => x.id === s.id)).reduce((n, s) => n + s.lag.batches, 0)
   if (waiting === 0) break
-  if (Date.now() > drainUntil) throw new Error(`${waiting} batches still waiting after 10 minutes of draining`)
+  if (Date.now() > drainUntil) {
+    // Stop what the soak started (a throw here would leave the stack running), then fail.
+    console.log(`soak: FAILED — ${waiting} batches still waiting after 10 minutes of draining (${kills} kills)`)
+    await cleanup.run()
+    process.exit(1)
+  }
   await sleep(2000)
 }
 await Promise.all([steady.stop(), victim.stop()])
