@@ -18,3 +18,14 @@ export function jsonLogger(base: Fields = {}, write: (line: string) => void = (l
     child: (fields) => jsonLogger({ ...base, ...fields }, write),
   }
 }
+
+/** An error's message with its causes ("fetch failed: connect ECONNREFUSED …"): undici hides the reason in `cause`. */
+export function errorText(err: unknown): string {
+  const parts: string[] = []
+  for (let e: unknown = err; e !== undefined && e !== null && parts.length < 5; e = (e as { cause?: unknown }).cause) {
+    const text = e instanceof Error ? e.message : String(e)
+    if (text && !parts.some((p) => p.includes(text))) parts.push(text) // wrappers often repeat their cause's message
+    if (!(e instanceof Error)) break
+  }
+  return parts.join(': ')
+}

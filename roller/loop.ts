@@ -4,7 +4,7 @@ import { EdgeApi, type SinkView } from './api.ts'
 import { Warehouses } from './catalogs.ts'
 import type { RollerConfig } from './config.ts'
 import { EndTick } from './intake.ts'
-import type { Logger } from './log.ts'
+import { errorText, type Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
 import { maintainTable } from './maintain.ts'
@@ -92,7 +92,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       return true
     } catch (err) {
       metrics.rolls.inc({ outcome: err instanceof EndTick ? 'ended' : 'failed' })
-      slog.error(err instanceof EndTick ? 'tick ended; the sink waits for the next one' : 'roll failed', { error: (err as Error).message })
+      slog.error(err instanceof EndTick ? 'tick ended; the sink waits for the next one' : 'roll failed', { error: errorText(err) })
       // Give the lease back, so another roller (or this one restarted) may try at once.
       await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true }).catch(() => undefined)
       return false
@@ -108,7 +108,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       const slog = log.child({ sink_id: sink.id, roll_id: rollId })
       await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true }).then(
         () => slog.info('not rolled: the roller is stopping; its lease given back', {}),
-        (err) => slog.warn('not rolled: the roller is stopping; its lease expires by itself', { error: (err as Error).message }),
+        (err) => slog.warn('not rolled: the roller is stopping; its lease expires by itself', { error: errorText(err) }),
       )
     }
   }
@@ -131,7 +131,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       // disabled one its waiting batches' age, a deleted one is gone. A failed view leaves them as they are.
       await api.view().then(
         (all) => metrics.setSinks(all),
-        (err) => log.warn('the sink view failed; the lag gauges keep their last values', { error: (err as Error).message }),
+        (err) => log.warn('the sink view failed; the lag gauges keep their last values', { error: errorText(err) }),
       )
       return { rolled, failed }
     },
@@ -153,7 +153,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
           ;[sink] = await api.lease({ sink: listed.id, purpose: 'maintenance' })
         } catch (err) {
           failed++
-          slog.error('maintenance failed: no lease', { error: (err as Error).message })
+          slog.error('maintenance failed: no lease', { error: errorText(err) })
           continue
         }
         if (!sink) {
@@ -169,7 +169,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
           () => {
             renewing = api.lease({ sink: leased.id, purpose: 'maintenance' }).then(
               (got) => got.length === 0 && slog.warn('the sweep lost its lease', {}),
-              (err) => slog.warn('the sweep could not renew its lease', { error: (err as Error).message }),
+              (err) => slog.warn('the sweep could not renew its lease', { error: errorText(err) }),
             )
           },
           (config.leaseSeconds * 1000) / 3,
@@ -184,13 +184,13 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
           maintained++
         } catch (err) {
           failed++
-          log.error('maintenance failed', { sink_id: leased.id, error: (err as Error).message })
+          log.error('maintenance failed', { sink_id: leased.id, error: errorText(err) })
         } finally {
           end()
           clearInterval(renew)
           await renewing
           // A release that fails leaves the lease to expire: the sink's rolls wait at most one lease term.
-          await api.releaseMaintenance(leased.id, sweepId).catch((err) => slog.warn('the sweep could not release its lease', { error: (err as Error).message }))
+          await api.releaseMaintenance(leased.id, sweepId).catch((err) => slog.warn('the sweep could not release its lease', { error: errorText(err) }))
         }
       }
       return { maintained, failed, skipped }

@@ -1,7 +1,7 @@
 // npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID]
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'
-import { jsonLogger } from './log.ts'
+import { errorText, jsonLogger } from './log.ts'
 import { createRoller } from './loop.ts'
 import { RollerMetrics, serveMetrics } from './metrics.ts'
 
@@ -68,15 +68,17 @@ async function main(argv: string[]): Promise<number> {
     try {
       await roller.tick({ signal: stopped.signal })
     } catch (err) {
-      log.error('tick failed', { error: (err as Error).message })
+      log.error('tick failed', { error: errorText(err) })
     }
     if (!stopping && Date.now() >= nextMaintenance) {
       nextMaintenance = Date.now() + config.maintenance.everyHours * 3600_000
-      await roller.maintain({ signal: stopped.signal }).catch((err) => log.error('maintenance failed', { error: (err as Error).message }))
+      await roller.maintain({ signal: stopped.signal }).catch((err) => log.error('maintenance failed', { error: errorText(err) }))
     }
+    // The wait holds the process (no unref): between ticks a roller may have nothing else open, and
+    // node would end it in the middle of `run`, without a word (exit 13).
     await new Promise<void>((resolve) => {
       wake = resolve
-      setTimeout(resolve, config.tickSeconds * 1000).unref()
+      setTimeout(resolve, config.tickSeconds * 1000)
     })
   }
   server?.close()

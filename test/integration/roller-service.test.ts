@@ -14,7 +14,7 @@ import { freePorts } from '../support/ports.ts'
 import { ensureVenv } from '../support/python.ts'
 import { expectExactlyOnce, scan, sinkSnapshots, warehouseId } from '../support/roller-check.ts'
 import { rollerEnv } from '../support/roller.ts'
-import { newSink, send, uid } from '../support/sinks.ts'
+import { newSink, poll, send, uid } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 const dockerCmd = () => {
@@ -133,4 +133,37 @@ describe('the roller service', () => {
     expectExactlyOnce(table, [1, 2])
     expect(sinkSnapshots(table, sink.id)).toHaveLength(1)
   }, 240_000)
+
+  it('keeps ticking while it has nothing open (no metrics port, the edge unreachable): it never stops by itself', async () => {
+    // The soak's steady roller once stopped without a word: the wait between ticks did not hold the
+    // process, so with no socket, pool client or busy scan thread open, node ended it (exit 13) in the
+    // middle of `run`. No scan threads here: nothing else holds the process from the first tick on.
+    const [closed] = await freePorts(1)
+    const proc = spawn(process.execPath, dockerCmd().slice(1), {
+      env: {
+        ...process.env,
+        ...rollerEnv({
+          LHBOX_URL: `http://127.0.0.1:${closed}`,
+          LHBOX_ROLLER_TICK_SECONDS: '1',
+          LHBOX_ROLLER_SCAN_THREADS: '0',
+          LHBOX_ROLLER_ID: `svc-idle-${uid()}`,
+        }),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    proc.stdout.on('data', (d) => (out += d))
+    proc.stderr.on('data', (d) => (out += d))
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)))
+    const failedTicks = () => out.split('\n').filter((l) => l.includes('"msg":"tick failed"')).length
+    try {
+      await poll(async () => failedTicks() >= 3 || proc.exitCode !== null || proc.signalCode !== null, 60_000, 'three failed ticks or an exit')
+      expect({ code: proc.exitCode, signal: proc.signalCode, ticks: failedTicks() }).toMatchObject({ code: null, signal: null })
+      expect(failedTicks()).toBeGreaterThanOrEqual(3)
+    } finally {
+      proc.kill('SIGTERM')
+    }
+    expect(await exited).toBe(0)
+    expect(out).toContain('ECONNREFUSED')
+  }, 120_000)
 })

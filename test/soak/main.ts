@@ -109,9 +109,19 @@ const rollerEnv = (id: string): Record<string, string> => ({
   LHBOX_ROLLER_BACKOFF_MIN_MS: '100',
   LHBOX_ROLLER_BACKOFF_MAX_MS: '2000',
 })
+// A roller that ends other than by the killer's SIGKILL or the final stop is a failure of the soak
+// (the 30-minute run once lost its steady roller this way, without a word in its log).
+let rollersStopping = false
+const rollerExits: string[] = []
 const startRoller = (id: string, n: number): Child => {
   const { cmd, args } = rollerCommand(['run'])
-  return startChild(`roller-${id}`, cmd, args, `${stack.dir}/roller-${id}-${n}.log`, { env: rollerEnv(id) })
+  const child = startChild(`roller-${id}`, cmd, args, `${stack.dir}/roller-${id}-${n}.log`, { env: rollerEnv(id) })
+  child.proc.once('exit', (code, signal) => {
+    if (rollersStopping || signal === 'SIGKILL') return
+    rollerExits.push(`roller ${id} (${n}) ended by itself: ${signal ?? `exit ${code}`} at ${new Date().toISOString()}`)
+    log(rollerExits.at(-1)!)
+  })
+  return child
 }
 const steady = startRoller('steady', 0)
 cleanup.add(() => steady.stop())
@@ -217,11 +227,13 @@ for (;;) {
   if (Date.now() > drainUntil) {
     // Stop what the soak started (a throw here would leave the stack running), then fail.
     console.log(`soak: FAILED — ${waiting} batches still waiting after 10 minutes of draining (${kills} kills)`)
+    for (const e of rollerExits) console.log(`  ${e}`)
     await cleanup.run()
     process.exit(1)
   }
   await sleep(2000)
 }
+rollersStopping = true
 await Promise.all([steady.stop(), victim.stop()])
 log('drained')
 
@@ -254,7 +266,8 @@ for (const v of verdicts)
   console.log(`  ${v.kind.padEnd(7)} ${v.sink}: ${fmt(v.tableRows)} rows in the table; ${v.problems.length === 0 ? 'ok' : v.problems.join('; ')}`)
 for (const a of counts.anomalies.slice(0, 10)) console.log(`  anomaly: ${a}`)
 for (const e of outside.slice(0, 10)) console.log(`  error outside the faults: ${new Date(e.at).toISOString()} ${e.what}`)
-const ok = verdicts.every((v) => v.problems.length === 0) && outside.length === 0 && counts.anomalies.length === 0
+for (const e of rollerExits) console.log(`  ${e}`)
+const ok = verdicts.every((v) => v.problems.length === 0) && outside.length === 0 && counts.anomalies.length === 0 && rollerExits.length === 0
 console.log(ok ? 'soak: PASSED' : 'soak: FAILED')
 await cleanup.run()
 process.exit(ok ? 0 : 1)
