@@ -29,7 +29,7 @@ export async function startWrangler(stateDir: string, port: number, inspectorPor
     join(stateDir, 'wrangler'),
     '--show-interactive-dev-session=false',
     '--log-level',
-    'warn',
+    process.env.LHBOX_WRANGLER_LOG_LEVEL ?? 'warn', // debug: wrangler's reloads and proxy errors, for a look
     '--test-scheduled',
   ]
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`)

@@ -1,4 +1,4 @@
-// npm run soak -- [--minutes N] [--producers N] — the chaos soak (issue 15). Loopback only; bounded;
+// npm run soak -- [--minutes N] [--producers N] [--pause-ms N] — the chaos soak (issue 15). Loopback only; bounded;
 // it stops by itself (the deadline is the run's minutes plus 20).
 //
 // A private stack (versitygw as the store) with three sinks in a warehouse whose S3 endpoint is a
@@ -22,10 +22,16 @@ import { startChild, type Child } from '../../dev/process.ts'
 import { newCounts, produce, type SoakSink } from './producer.ts'
 import { verifySink, type Verdict } from './verify.ts'
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '10' }, producers: { type: 'string', default: '50' } } })
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '10' }, producers: { type: 'string', default: '50' }, 'pause-ms': { type: 'string', default: '1000' } },
+})
 const MINUTES = Number(values.minutes)
 const PRODUCERS = Number(values.producers)
-if (!(MINUTES > 0) || !(PRODUCERS >= 3)) throw new Error('usage: npm run soak -- [--minutes N > 0] [--producers N ≥ 3]')
+// Each producer pauses about this long between batches (a device's rhythm). 50 producers at 1 s send
+// ~50 batches/s, what two rollers on this 2-core machine roll with room to spare while one of them is
+// killed every 20–60 s; at 0.3 s (~95/s) the backlog grew for the whole 30 minutes.
+const PAUSE_MS = Number(values['pause-ms'])
+if (!(MINUTES > 0) || !(PRODUCERS >= 3) || !(PAUSE_MS >= 0)) throw new Error('usage: npm run soak -- [--minutes N > 0] [--producers N ≥ 3] [--pause-ms N ≥ 0]')
 
 const log = (line: string) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -194,13 +200,16 @@ const appender = (async () => {
 
 // ---- lag, sampled every 5 s --------------------------------------------------------------------------
 let maxLagSeconds = 0
+let waitingNow = 0
 const view = async () =>
   (await api(stack, stack.bootstrapSecret, 'GET', '/internal/sinks')).sinks as Array<{ id: string; lag: { batches: number; oldest_at: string | null } }>
 const sampler = (async () => {
   while (producing) {
     await sleep(5000)
     try {
-      for (const s of await view()) if (s.lag.oldest_at) maxLagSeconds = Math.max(maxLagSeconds, (Date.now() - Date.parse(s.lag.oldest_at)) / 1000)
+      const ours = (await view()).filter((s) => sinks.some((x) => x.id === s.id))
+      waitingNow = ours.reduce((n, s) => n + s.lag.batches, 0)
+      for (const s of ours) if (s.lag.oldest_at) maxLagSeconds = Math.max(maxLagSeconds, (Date.now() - Date.parse(s.lag.oldest_at)) / 1000)
     } catch {
       /* the database may be the fault of the minute */
     }
@@ -210,9 +219,12 @@ const sampler = (async () => {
 // ---- the producers -------------------------------------------------------------------------------------
 const counts = newCounts()
 const until = started + MINUTES * 60_000
-const progress = setInterval(() => log(`${fmt(counts.acknowledged)} batches acknowledged, ${fmt(counts.rows)} rows, ${kills} kills`), 60_000)
+const progress = setInterval(
+  () => log(`${fmt(counts.acknowledged)} batches acknowledged, ${fmt(counts.rows)} rows, ${kills} kills; ${fmt(waitingNow)} batches waiting`),
+  60_000,
+)
 cleanup.add(() => clearInterval(progress))
-await Promise.all(Array.from({ length: PRODUCERS }, (_, p) => produce(stack.apiUrl, sinks[p % 3], p, counts, () => Date.now() < until)))
+await Promise.all(Array.from({ length: PRODUCERS }, (_, p) => produce(stack.apiUrl, sinks[p % 3], p, counts, () => Date.now() < until, PAUSE_MS)))
 producing = false
 await Promise.all([killer, faults, appender, sampler])
 clearInterval(progress)
@@ -241,14 +253,23 @@ log('drained')
 const where = { databaseUrl: stack.databaseUrl, catalogName: wh.id, s3: stack.s3, bucket: new S3Client(stack.s3), db }
 const verdicts: Verdict[] = []
 for (const s of sinks) verdicts.push(await verifySink(where, s, s.kind === 'append' ? pyIds : [], s.kind === 'append' ? pyMaybe : []))
-// 5xx are expected for requests sent while the faults are on.
-const outside = counts.errors.filter((e) => faultWindow.to === 0 || e.at < faultWindow.from || e.at > faultWindow.to)
+// 5xx are expected for requests under way while the faults were on (one sent just before they began included).
+const outsideAll = counts.errors.filter((e) => faultWindow.to === 0 || e.end < faultWindow.from || e.at > faultWindow.to)
+// wrangler dev's proxy (a worker in a second workerd, in front of ours; no such hop on Workers) answers
+// this text when its loopback fetch to our worker fails. Outside the fault minute, in the run looked at
+// with LHBOX_WRANGLER_LOG_LEVEL=debug, that was a reset of
+// that hop's pooled connection ("read(fd): Connection reset by peer" in wrangler's debug log, no
+// exception in our worker): counted and shown, not taken for an answer of the edge. Inside it, the same
+// text also covers a request workerd aborted when its database WebSocket was terminated.
+const DEV_PROXY = 'Your worker restarted mid-request'
+const devProxyResets = outsideAll.filter((e) => e.what.includes(DEV_PROXY))
+const outside = outsideAll.filter((e) => !e.what.includes(DEV_PROXY))
 const timeouts = counts.errors.filter((e) => e.what.includes('TimeoutError')).length
 
 const seconds = (Date.now() - t0) / 1000
 console.log('')
 console.log(
-  `soak: ${MINUTES} min of producing, ${PRODUCERS} producers, ${fmt(seconds)} s in all; load average ${load0.map((x) => x.toFixed(2)).join(' ')} → ${os
+  `soak: ${MINUTES} min of producing, ${PRODUCERS} producers pausing ~${PAUSE_MS} ms, ${fmt(seconds)} s in all; load average ${load0.map((x) => x.toFixed(2)).join(' ')} → ${os
     .loadavg()
     .map((x) => x.toFixed(2))
     .join(' ')}`,
@@ -260,7 +281,7 @@ console.log(
   `roller kills ${kills}; bucket faults ${bucketFaults}; database connections terminated ${dbTerminations}; PyIceberg appends ${pyIds.length / 5} (+${pyMaybe.length / 5} unanswered); max lag ${fmt(maxLagSeconds)} s`,
 )
 console.log(
-  `5xx or network errors: ${counts.errors.length - outside.length} sent in the fault minute (${timeouts} of them no answer in 30 s), ${outside.length} outside it; anomalies ${counts.anomalies.length}`,
+  `5xx or network errors: ${counts.errors.length - outsideAll.length} under way in the fault minute (${timeouts} of them no answer in 30 s), ${outside.length} outside it (and ${devProxyResets.length} resets of wrangler dev's proxy hop); anomalies ${counts.anomalies.length}`,
 )
 for (const v of verdicts)
   console.log(`  ${v.kind.padEnd(7)} ${v.sink}: ${fmt(v.tableRows)} rows in the table; ${v.problems.length === 0 ? 'ok' : v.problems.join('; ')}`)

@@ -25,8 +25,8 @@ export interface SoakCounts {
   retries: number
   /** Elements of acknowledged batches (good and bad). */
   rows: number
-  /** Answers ≥ 500 and network errors (0), with when the request was sent. */
-  errors: Array<{ at: number; what: string }>
+  /** Answers ≥ 500 and network errors (0), with when the request was sent and when it ended. */
+  errors: Array<{ at: number; end: number; what: string }>
   /** Answers no producer should ever get (4xx other than the ones asked for, a replay not a duplicate). */
   anomalies: string[]
 }
@@ -112,7 +112,7 @@ async function deliver(apiUrl: string, sink: SoakSink, batch: Batch, counts: Soa
       counts.anomalies.push(`${batch.id}: ${res.status} ${res.body.slice(0, 200)}`)
       return res
     }
-    counts.errors.push({ at, what: `${res.status} ${res.body.slice(0, 120)}` })
+    counts.errors.push({ at, end: Date.now(), what: `${res.status} ${res.body.slice(0, 120)}` })
     counts.retries++
     await sleep(Math.min(5000, 200 * 2 ** Math.min(attempt, 5)) * (0.5 + Math.random()))
   }
@@ -120,9 +120,9 @@ async function deliver(apiUrl: string, sink: SoakSink, batch: Batch, counts: Soa
 
 /**
  * One producer: sends batches to its sink until `running()` is false, then returns (its last batch
- * delivered). About 5% of the time it first replays one of its acknowledged batches: a duplicate.
+ * delivered), pausing about `pauseMs` (½–1½×) after each. About 5% of the time it first replays one of its acknowledged batches: a duplicate.
  */
-export async function produce(apiUrl: string, sink: SoakSink, producer: number, counts: SoakCounts, running: () => boolean): Promise<void> {
+export async function produce(apiUrl: string, sink: SoakSink, producer: number, counts: SoakCounts, running: () => boolean, pauseMs: number): Promise<void> {
   const sent: Batch[] = []
   for (let seq = 0; running(); seq++) {
     if (sent.length > 0 && Math.random() < 0.05) {
@@ -142,6 +142,6 @@ export async function produce(apiUrl: string, sink: SoakSink, producer: number, 
       sent.push(batch)
       if (sent.length > 50) sent.shift()
     }
-    await sleep(100 + Math.random() * 400)
+    await sleep(pauseMs * (0.5 + Math.random())) // a device's rhythm, not a lockstep
   }
 }
