@@ -257,10 +257,10 @@ for (const s of sinks) verdicts.push(await verifySink(where, s, s.kind === 'appe
 const outsideAll = counts.errors.filter((e) => faultWindow.to === 0 || e.end < faultWindow.from || e.at > faultWindow.to)
 // wrangler dev's proxy (a worker in a second workerd, in front of ours; no such hop on Workers) answers
 // this text when its loopback fetch to our worker fails. Outside the fault minute, in the run looked at
-// with LHBOX_WRANGLER_LOG_LEVEL=debug, that was a reset of
-// that hop's pooled connection ("read(fd): Connection reset by peer" in wrangler's debug log, no
-// exception in our worker): counted and shown, not taken for an answer of the edge. Inside it, the same
-// text also covers a request workerd aborted when its database WebSocket was terminated.
+// with LHBOX_WRANGLER_LOG_LEVEL=debug, that was a reset of that hop's pooled connection ("read(fd):
+// Connection reset by peer" in wrangler's debug log, no exception in our worker): counted and shown,
+// not taken for an answer of the edge. Inside it, the same text also covers a request workerd aborted
+// when its database WebSocket was terminated.
 const DEV_PROXY = 'Your worker restarted mid-request'
 const devProxyResets = outsideAll.filter((e) => e.what.includes(DEV_PROXY))
 const outside = outsideAll.filter((e) => !e.what.includes(DEV_PROXY))
