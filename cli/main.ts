@@ -19,23 +19,35 @@ const USAGE = `lhbox <command> [options]
 
   sink create <warehouse>        --table <ns>.<table> --name NAME (--save FILE | --show-key)
                                  [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N]
-                                 [--key col[,col]]
+                                 [--key col[,col]] [--preset NAME | --mapping-file FILE]
+                                 [--device-require POINTER=VALUE ...] [--device-strip POINTER ...]
                                  the send key is answered once: --save writes it to a new FILE
                                  (mode 0600; an existing file is never overwritten), --show-key
                                  prints it; without either nothing is created
   sink update <sink>             [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N]
                                  [--inactivity-seconds N | --no-inactivity]
+                                 [--preset NAME | --mapping-file FILE | --no-mapping]
+                                 [--device-require POINTER=VALUE ... | --no-device-require]
+                                 [--device-strip POINTER ... | --no-device-strip]
+                                 the device route's mapping: a preset (owntracks, ttn, osmand,
+                                 particle, gpslogger) or a JSON file {"columns": {...}, "point"?,
+                                 "shape"?}; --device-require /p=V takes V as JSON when it parses
+                                 (else a string), a repeated /p allows any of its values;
+                                 --device-strip /p drops a member of the payload before mapping
   sink dedupe <sink>             [--wait]  keep the latest row per key, once; --wait polls until
                                  done (LHBOX_DEDUPE_POLL_MS, default 2000; LHBOX_DEDUPE_TIMEOUT_MS,
                                  default 900000)
   sink list [<warehouse>]        [--all]  (--all includes deleted sinks)
-  sink get <sink>                state, policy, lag, received, last roll, rejects, dedupe
+  sink get <sink>                state, policy, mapping, lag, received, last roll, rejects, dedupe
   sink delete <sink>             [--discard-pending]  refused while batches wait unless given
   sink send [<sink>] <file|->    (--send-key-file FILE | --send-key KEY | LHBOX_SEND_KEY)
                                  [--batch-id ID]  posts the JSON array's bytes unchanged; a
                                  generated batch id is printed to stderr: retry with --batch-id.
                                  <sink> is an id (snk_…) or, with an API key, a name; with
                                  --send-key-file it may be left out
+  sink device-url <sink>         --device ID [--basic] (--send-key-file FILE | --send-key KEY |
+                                 LHBOX_SEND_KEY)  the URL for a device app: the key in ?key=, or
+                                 with --basic the URL, and the user and password for HTTP Basic
   connect                        the catalog connection per warehouse, and where sinks take rows
   usage                          this month's ingest_bytes, by sink
   health                         GET /healthz

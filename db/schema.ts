@@ -78,6 +78,8 @@ export const sinks = pgTable(
     lastRoll: jsonb('last_roll'),
     // {rows_total, batches_with_rejects, last_at}, from the roller's reports.
     rejects: jsonb('rejects'),
+    // The device route's settings: {mapping, require, strip} as set and `compiled` (edge/devices/compile.ts).
+    device: jsonb('device'),
     createdAt: createdAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
   },

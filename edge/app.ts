@@ -4,6 +4,7 @@ import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { edgeClient, edgeDb, type EdgeDb } from '../db/edge.ts'
 import type { AppEnv } from './env.ts'
+import { deviceRoutes } from './devices/route.ts'
 import { ApiError, bucketFailure, catalogFailure, databaseFailure, envelope, unavailable } from './errors.ts'
 import { connectionRoutes } from './routes/connection.ts'
 import { openapi } from './openapi.ts'
@@ -80,6 +81,7 @@ export function createApp() {
   app.route('/', tableRoutes)
   // The send route first: POST /v1/sinks/{snk_…} takes a send key, never an API key.
   app.route('/', send)
+  app.route('/', deviceRoutes)
   app.route('/', sinkRoutes)
   app.route('/', usageRoutes)
   app.route('/', connectionRoutes)

@@ -20,7 +20,7 @@ const tooLarge = (limit: number) => new ApiError(413, 'payload_too_large', `the 
  */
 export async function readBody(
   body: ReadableStream<Uint8Array> | null,
-  opts: { contentEncoding?: string | null; limit?: number; drainLimit?: number } = {},
+  opts: { contentEncoding?: string | null; limit?: number; drainLimit?: number; allowEmpty?: boolean } = {},
 ): Promise<Uint8Array> {
   const limit = opts.limit ?? MAX_BODY_BYTES
   // `Content-Encoding` is a list; identity is a no-op. One gzip layer is all we undo (x-gzip is its
@@ -33,7 +33,11 @@ export async function readBody(
   if (codings.length > 0 && !gzip) {
     throw new ApiError(415, 'unsupported_encoding', `Content-Encoding ${opts.contentEncoding} is not supported; send identity or gzip`)
   }
-  if (body === null) throw new ApiError(400, 'malformed_json', 'the body is empty', { offset: 0 })
+  const empty = () => {
+    if (opts.allowEmpty) return new Uint8Array(0)
+    throw new ApiError(400, 'malformed_json', 'the body is empty', { offset: 0 })
+  }
+  if (body === null) return empty()
 
   let source = body
   // With gzip, the compressed side is read through a wrapper that
@@ -104,7 +108,7 @@ export async function readBody(
     }
     chunks.push(r.value)
   }
-  if (total === 0) throw new ApiError(400, 'malformed_json', 'the body is empty', { offset: 0 })
+  if (total === 0) return empty()
   if (chunks.length === 1) return chunks[0]
   const out = new Uint8Array(total)
   let at = 0
@@ -186,7 +190,7 @@ function malformed(bytes: Uint8Array, offset: number, what?: string): ApiError {
 }
 
 /** Scans a string whose opening quote is at `i`; returns the offset just past the closing quote. */
-function scanString(bytes: Uint8Array, i: number): number {
+export function scanString(bytes: Uint8Array, i: number): number {
   const n = bytes.length
   let j = i + 1
   for (;;) {
@@ -239,7 +243,7 @@ function scanUtf8(bytes: Uint8Array, j: number): number {
 }
 
 /** Scans a number per RFC 8259 §6 starting at `i`; returns the offset just past it. */
-function scanNumber(bytes: Uint8Array, i: number): number {
+export function scanNumber(bytes: Uint8Array, i: number): number {
   let j = i
   if (bytes[j] === MINUS) j++
   if (bytes[j] === ZERO)

@@ -1,6 +1,8 @@
 // The ledger on the send route: ONE statement authenticates the send key's sink, inserts the batch
 // row (or finds the one this batch id already has) and counts usage. Everything else on the hot
-// path is the one PUT.
+// path is the one PUT. The device route uses the same statement: it maps the payload with the sink's
+// device settings as it last saw them, and the statement inserts only if those are still the sink's
+// (a digest compared in SQL); otherwise it answers the settings and the route maps again.
 import type { EdgeDb } from '../db/edge.ts'
 
 export interface BatchInput {
@@ -14,9 +16,18 @@ export interface BatchInput {
   sendKeySha256: string
 }
 
+export interface DeviceCheck {
+  /** The digest of the device settings the payload was mapped with ('' when none is known yet). */
+  version: string
+  /** Only authenticate: nothing is inserted (a payload device_require dropped whole). */
+  authOnly?: boolean
+}
+
 export interface LedgerAnswer {
   /** Null: no live sink with this id. */
   sink: null | { id: string; sendKeySha256: string; bucket: string; endpoint: string; region: string }
+  /** Device route only: the settings' digest, and the settings when they differ from the version sent. */
+  device?: { version: string; settings?: unknown }
   /** Null when the key did not match (nothing was inserted or read). */
   batch: null | {
     inserted: boolean
@@ -35,13 +46,14 @@ export interface LedgerAnswer {
 // the same batch id and returns that row, so two racing sends see one row. xmax = 0 ⇔ inserted.
 const STATEMENT = `
 with sink as (
-  select s.id, s.project_id, s.send_key_sha256, w.bucket, w.endpoint, w.region
+  select s.id, s.project_id, s.send_key_sha256, w.bucket, w.endpoint, w.region, s.device,
+         md5(coalesce(s.device::text, '')) as device_version
   from sinks s join warehouses w on w.id = s.warehouse_id
   where s.id = $1 and s.state <> 'deleted'
 ), ins as (
   insert into batches as b (sink_id, batch_id, body_sha256, bytes, rows, rejected, reasons, received_at, state)
   select sink.id, $2, $3, $4, $5, $6, $7::jsonb, date_trunc('microseconds', clock_timestamp()), 'receiving'
-  from sink where sink.send_key_sha256 = $8
+  from sink where sink.send_key_sha256 = $8 and ($9::text is null or (sink.device_version = $9 and not $10::boolean))
   on conflict (sink_id, batch_id) do update set batch_id = b.batch_id
   returning b.*, (xmax = 0) as inserted
 ), usage as (
@@ -52,12 +64,13 @@ with sink as (
     batches = u.batches + 1, bytes = u.bytes + excluded.bytes,
     rows_accepted = u.rows_accepted + excluded.rows_accepted, rows_rejected = u.rows_rejected + excluded.rows_rejected
 )
-select sink.id, sink.send_key_sha256, sink.bucket, sink.endpoint, sink.region,
+select sink.id, sink.send_key_sha256, sink.bucket, sink.endpoint, sink.region, sink.device_version,
+       case when $9::text is not null and sink.device_version <> $9 then sink.device end as device,
        ins.inserted, ins.state, ins.body_sha256, ins.bytes, ins.rows, ins.rejected, ins.reasons,
        to_char(ins.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at
 from sink left join ins on true`
 
-export async function recordBatch(db: EdgeDb, b: BatchInput): Promise<LedgerAnswer> {
+export async function recordBatch(db: EdgeDb, b: BatchInput, device?: DeviceCheck): Promise<LedgerAnswer> {
   const { rows } = await db.$client.query(STATEMENT, [
     b.sinkId,
     b.batchId,
@@ -67,13 +80,17 @@ export async function recordBatch(db: EdgeDb, b: BatchInput): Promise<LedgerAnsw
     b.rejected,
     JSON.stringify(b.reasons),
     b.sendKeySha256,
+    device?.version ?? null,
+    device?.authOnly ?? false,
   ])
   const r = rows[0]
   if (!r) return { sink: null, batch: null }
   const sink = { id: r.id, sendKeySha256: r.send_key_sha256, bucket: r.bucket, endpoint: r.endpoint, region: r.region }
-  if (r.inserted === null) return { sink, batch: null }
+  const settings = device && r.device_version !== device.version ? { version: r.device_version, settings: r.device } : device && { version: r.device_version }
+  if (r.inserted === null) return { sink, batch: null, ...(settings ? { device: settings } : {}) }
   return {
     sink,
+    ...(settings ? { device: settings } : {}),
     batch: {
       inserted: r.inserted,
       state: r.state,

@@ -37,7 +37,7 @@ import {
   USAGE,
   WAREHOUSE,
 } from './openapi-shapes.ts'
-type Auth = 'api_key' | 'send_key' | 'bootstrap' | null
+type Auth = 'api_key' | 'send_key' | 'device_key' | 'bootstrap' | null
 
 interface Operation {
   summary: string
@@ -47,6 +47,8 @@ interface Operation {
   params?: Parameter[]
   path?: Record<string, JsonSchema>
   body?: GenericSchema | JsonSchema
+  /** A request body other than required JSON (the device route: any type, or none). */
+  requestBody?: Record<string, unknown>
   statuses: Record<number, string>
   /** The schema of each success answer, by status. */
   answers?: Record<number, JsonSchema>
@@ -62,6 +64,10 @@ const AUTH_ERRORS: Record<Exclude<Auth, null>, Record<number, string>> = {
     401: 'unauthorized: no send key, a wrong one, or no such sink (answered alike)',
     403: 'send_only: an API key (this route takes the sink’s send key only)',
   },
+  device_key: {
+    401: 'unauthorized: no send key (?key=, Basic password or Bearer), a wrong one, or no such sink (answered alike)',
+    403: 'send_only: an API key (this route takes the sink’s send key only)',
+  },
   // Any other credential, none included, is refused alike (the internal routes are never served publicly).
   bootstrap: { 403: 'forbidden: not the bootstrap secret' },
 }
@@ -71,6 +77,35 @@ const UNAVAILABLE =
   'unavailable: the database, the bucket or the Iceberg catalog did not answer, or a commit’s outcome is unknown (Retry-After; failed names which)'
 const BAD_TABLE_PATH = 'invalid_request: the path is not <warehouse>.<namespace>.<table>'
 const SINK_NOT_FOUND = 'sink_not_found (another project’s sink is not found either)'
+
+const DEVICE_OPERATION: Operation = {
+  summary: 'Send what a device sends: a JSON object or array, a form, or query parameters; mapped by the sink’s mapping (a preset or columns)',
+  auth: 'device_key',
+  path: {
+    sink_id: { type: 'string', pattern: '^snk_[0-9a-f]+$', description: 'The sink’s id (never its name)' },
+    device_id: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'The device’s id: a mapping’s {device: true}' },
+  },
+  params: [{ ...IDEMPOTENCY_KEY, required: false, description: 'Optional: without it, the preset’s natural id or dev:<device_id>:<digest of the payload>' }],
+  requestBody: {
+    required: false,
+    content: {
+      'application/json': { schema: { oneOf: [OBJECT, array(OBJECT)] } },
+      'application/x-www-form-urlencoded': { schema: OBJECT },
+    },
+  },
+  answers: {
+    200: { oneOf: [SEND_ANSWER, object({ ignored: { const: true }, reason: STRING }), { type: 'array' }] },
+    202: SEND_ANSWER,
+  },
+  statuses: {
+    200: 'A duplicate; a payload device_require drops ({ignored, reason}); or the preset’s own answer (OwnTracks: [])',
+    202: 'Stored (mapped), as on the send route',
+    400: 'invalid_device_id; invalid_idempotency_key; invalid_payload; malformed_json (offset says where); malformed_gzip',
+    409: 'idempotency_key_reused (an Idempotency-Key sent again with other bytes), quota_exceeded',
+    413: 'Over 16 MiB',
+    415: 'unsupported_encoding: a Content-Encoding other than gzip',
+  },
+}
 
 const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/healthz': {
@@ -170,7 +205,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       body: CreateSink,
       statuses: {
         201: 'Created',
-        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks)`,
+        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks); mapping_invalid (names the column)`,
         404: 'warehouse_not_found, table_not_found (with the namespace’s tables)',
         409: 'sink_exists, sink_name_taken, partitioned_table_unsupported, unsupported_column_type, key_unsupported, key_type_unsupported',
       },
@@ -202,13 +237,13 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       answers: { 200: SINK },
     },
     patch: {
-      summary: 'Change the key or the roll policy (key null: append again)',
+      summary: 'Change the key, the roll policy or the device settings (key null: append again; mapping null: store payloads as sent)',
       auth: 'api_key',
       level: 'write',
       body: UpdateSink,
       statuses: {
         200: 'The sink',
-        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks)`,
+        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks); mapping_invalid (names the column)`,
         404: `${SINK_NOT_FOUND}; table_not_found`,
         409: 'key_unsupported, key_type_unsupported',
       },
@@ -220,6 +255,14 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       level: 'write',
       statuses: { 202: '{pending_batches_discarded}', 404: SINK_NOT_FOUND },
       answers: { 202: object({ id: STRING, state: { const: 'deleted' }, pending_batches_discarded: INTEGER }) },
+    },
+  },
+  '/v1/sinks/{sink_id}/devices/{device_id}': {
+    post: DEVICE_OPERATION,
+    get: {
+      ...DEVICE_OPERATION,
+      summary: 'The device route for protocols that send query parameters only (Traccar’s OsmAnd, GPSLogger)',
+      requestBody: undefined,
     },
   },
   '/v1/sinks/{sink_id}/dedupe': {
@@ -302,9 +345,10 @@ export function openApiDocument() {
       paths[path][method] = {
         summary: op.summary,
         ...(op.level ? { 'x-level': op.level } : {}),
-        ...(op.auth ? { security: [{ [op.auth]: [] }] } : {}),
+        ...(op.auth ? { security: op.auth === 'device_key' ? [{ send_key: [] }, { send_key_basic: [] }, { send_key_query: [] }] : [{ [op.auth]: [] }] } : {}),
         ...(parameters.length ? { parameters } : {}),
         ...(op.body ? { requestBody: { required: true, content: json('kind' in op.body ? schema(op.body as GenericSchema) : op.body) } } : {}),
+        ...(op.requestBody ? { requestBody: op.requestBody } : {}),
         responses,
       }
     }
@@ -318,6 +362,8 @@ export function openApiDocument() {
       securitySchemes: {
         api_key: { type: 'http', scheme: 'bearer', description: 'al_key_<12 hex>_<43 base64url>, with a level' },
         send_key: { type: 'http', scheme: 'bearer', description: 'al_send_<12 hex>_<43 base64url>, one sink’s send route only' },
+        send_key_basic: { type: 'http', scheme: 'basic', description: 'The device route: the send key as the password (any user name)' },
+        send_key_query: { type: 'apiKey', in: 'query', name: 'key', description: 'The device route: ?key=al_send_… (lands in access logs; prefer Basic)' },
         bootstrap: { type: 'http', scheme: 'bearer', description: 'LHBOX_BOOTSTRAP_SECRET' },
       },
     },

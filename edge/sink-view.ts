@@ -7,7 +7,7 @@ import { iso, LAG } from './ledger-sql.ts'
 // `where` is one of the fixed clauses below, never caller text.
 const SELECT = `
 select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
-       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.last_roll, s.rejects, s.dedupe_last,
+       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.last_roll, s.rejects, s.dedupe_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
        w.name as warehouse, w.bucket,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
@@ -47,6 +47,10 @@ export function sinkView(r: SinkRow, apiOrigin: string) {
     roll: { roll_seconds: r.roll_seconds, roll_bytes: Number(r.roll_bytes), inactivity_seconds: r.inactivity_seconds },
     key: r.key_columns,
     ingest_url: `${apiOrigin}/v1/sinks/${r.id}`,
+    device_url: `${apiOrigin}/v1/sinks/${r.id}/devices/{device_id}`,
+    mapping: r.device?.mapping ?? null,
+    device_require: r.device?.require ?? null,
+    device_strip: r.device?.strip ?? null,
     lag: {
       batches_waiting: r.lag_batches,
       bytes_waiting: r.lag_bytes,

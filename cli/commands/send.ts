@@ -61,6 +61,20 @@ function readKeyFile(path: string): KeyFile {
   return parsed as KeyFile
 }
 
+/**
+ * The send key from --send-key-file FILE, --send-key KEY or LHBOX_SEND_KEY (at most one of the flags),
+ * checked for its shape; also used by `lhbox sink device-url`. `usage` is the command's usage line.
+ */
+export function loadSendKey(flags: Flags, usage: string, env: NodeJS.ProcessEnv = process.env): { key: string; keyFile?: KeyFile } {
+  const keySources = [flags['send-key-file'], flags['send-key']].filter((x) => x !== undefined)
+  if (keySources.length > 1) throw new CliError('usage', 'give one of --send-key-file and --send-key')
+  const keyFile = flags['send-key-file'] !== undefined ? readKeyFile(String(flags['send-key-file'])) : undefined
+  const key = keyFile?.send_key ?? (flags['send-key'] as string | undefined) ?? env.LHBOX_SEND_KEY
+  if (!key) throw new CliError('usage', `no send key: give --send-key-file FILE, --send-key KEY or set LHBOX_SEND_KEY\n${usage}`)
+  if (!SEND_KEY.test(key)) throw new CliError('usage', 'that is not a send key (al_send_…); an API key cannot send to a sink')
+  return { key, keyFile }
+}
+
 /** A batch id for a send without --batch-id: the time, and randomness so two producers never collide. */
 function newBatchId(now = new Date()): string {
   return `${now.toISOString().replace(/\.\d{3}Z$/, 'Z')}-${randomBytes(6).toString('hex')}`
@@ -114,12 +128,7 @@ function show(a: SendAnswer): string {
 export async function sendBatch(conn: () => Connection, args: string[], flags: Flags, err: (s: string) => void): Promise<string> {
   if (args.length < 1 || args.length > 2) throw new CliError('usage', SEND_USAGE)
   const [sink, source] = args.length === 2 ? args : [undefined, args[0]]
-  const keySources = [flags['send-key-file'], flags['send-key']].filter((x) => x !== undefined)
-  if (keySources.length > 1) throw new CliError('usage', 'give one of --send-key-file and --send-key')
-  const keyFile = flags['send-key-file'] !== undefined ? readKeyFile(String(flags['send-key-file'])) : undefined
-  const key = keyFile?.send_key ?? (flags['send-key'] as string | undefined) ?? process.env.LHBOX_SEND_KEY
-  if (!key) throw new CliError('usage', `no send key: give --send-key-file FILE, --send-key KEY or set LHBOX_SEND_KEY\n${SEND_USAGE}`)
-  if (!SEND_KEY.test(key)) throw new CliError('usage', 'that is not a send key (al_send_…); an API key cannot send to a sink')
+  const { key, keyFile } = loadSendKey(flags, SEND_USAGE)
   const batchId = flags['batch-id'] !== undefined ? String(flags['batch-id']) : newBatchId()
   if (!BATCH_ID.test(batchId)) throw new CliError('usage', '--batch-id: 1–128 characters of A-Z a-z 0-9 . _ : -')
 

@@ -1,4 +1,7 @@
-// lhbox sink create|update|dedupe|list|get|delete|send
+// lhbox sink create|update|dedupe|list|get|delete|send|device-url
+//
+// The device flags (--preset, --mapping-file, --device-require, --device-strip, …) and `device-url`
+// live in sink-devices.ts; createBody and updateBody below are the flags → request-body translation.
 //
 // The send key is an uploader's secret: `sink create` refuses to run without --save FILE or --show-key
 // (before any API call). --save creates FILE itself, exclusively and with mode 0600, before the API is
@@ -8,6 +11,7 @@ import { closeSync, fchmodSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { api, CliError, type Connection } from '../http.ts'
 import { json, table as grid } from '../output.ts'
 import { SEND_USAGE, sendBatch, type KeyFile } from './send.ts'
+import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
 
 export const SINK_FLAGS = {
   table: { type: 'string' },
@@ -26,11 +30,12 @@ export const SINK_FLAGS = {
   'send-key-file': { type: 'string' },
   'send-key': { type: 'string' },
   'batch-id': { type: 'string' },
+  ...DEVICE_FLAGS,
 } as const
 
 type Flags = Record<string, string | boolean | string[] | undefined>
 
-interface SinkView {
+interface SinkView extends DeviceView {
   id: string
   name: string
   warehouse: string
@@ -50,15 +55,14 @@ interface SinkView {
 }
 
 const USAGE = {
-  create:
-    'lhbox sink create <warehouse> --table <ns>.<table> --name NAME [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N] [--key col[,col]] (--save FILE | --show-key)',
-  update: 'lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity]',
+  create: `lhbox sink create <warehouse> --table <ns>.<table> --name NAME [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N] [--key col[,col]] ${DEVICE_USAGE.create} (--save FILE | --show-key)`,
+  update: `lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity] ${DEVICE_USAGE.update}`,
   dedupe: 'lhbox sink dedupe <sink> [--wait]',
   list: 'lhbox sink list [<warehouse>] [--all]',
   get: 'lhbox sink get <sink> [--json]',
   delete: 'lhbox sink delete <sink> [--discard-pending]',
 }
-const ALL_USAGE = `lhbox sink create | update | dedupe | list | get | delete | send\n  ${[...Object.values(USAGE), SEND_USAGE].join('\n  ')}`
+const ALL_USAGE = `lhbox sink create | update | dedupe | list | get | delete | send | device-url\n  ${[...Object.values(USAGE), SEND_USAGE, DEVICE_USAGE.deviceUrl].join('\n  ')}\n  (${DEVICE_USAGE.notes})`
 
 // --- small helpers -------------------------------------------------------------------------------
 
@@ -131,6 +135,7 @@ function showSink(s: SinkView): string {
     `key        ${s.key ? s.key.join(', ') + ' (one row per key; the latest wins)' : '(none: rows are appended)'}`,
     `policy     ${policy(s.roll)}`,
     `ingest     ${s.ingest_url}`,
+    ...deviceLines(s),
     `lag        ${lag}`,
     `received   ${received}`,
     `last roll  ${lastRoll}`,
@@ -164,6 +169,20 @@ function openKeyFile(path: string): number {
   }
 }
 
+/** POST /v1/sinks's body from the flags (undefined fields are left out of the JSON). */
+export function createBody(warehouse: string, flags: Flags, read?: (path: string) => string): Record<string, unknown> {
+  return {
+    name: String(flags.name),
+    table: String(flags.table),
+    warehouse,
+    roll_seconds: integer(flags, 'roll-seconds'),
+    roll_bytes: integer(flags, 'roll-bytes'),
+    inactivity_seconds: integer(flags, 'inactivity-seconds'),
+    key: keyColumns(flags),
+    ...deviceFields(flags, 'create', read),
+  }
+}
+
 async function create(conn: () => Connection, args: string[], flags: Flags, err: (s: string) => void): Promise<string> {
   const [warehouse] = args
   if (!warehouse || args.length > 1 || !flags.table || !flags.name) throw new CliError('usage', USAGE.create)
@@ -176,15 +195,7 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
   }
   if (save !== undefined && flags['show-key']) throw new CliError('usage', 'give one of --save FILE and --show-key')
   if (save === '') throw new CliError('usage', '--save needs a file path')
-  const body = {
-    name: String(flags.name),
-    table: String(flags.table),
-    warehouse,
-    roll_seconds: integer(flags, 'roll-seconds'),
-    roll_bytes: integer(flags, 'roll-bytes'),
-    inactivity_seconds: integer(flags, 'inactivity-seconds'),
-    key: keyColumns(flags),
-  }
+  const body = createBody(warehouse, flags)
   const fd = save !== undefined ? openKeyFile(save) : undefined
   let created: SinkView & { send_key: string; docs_hint?: unknown; iam_writes: unknown[] }
   try {
@@ -194,7 +205,7 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
       closeSync(fd)
       unlinkSync(save!)
     }
-    throw e
+    throw mappingHint(e, flags)
   }
   const head = `created sink ${created.name} (${created.id}) on ${created.warehouse}.${created.table}`
   if (fd !== undefined) {
@@ -228,8 +239,8 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
 
 // --- update, dedupe, list, get, delete -------------------------------------------------------------
 
-async function update(conn: Connection, ref: string | undefined, flags: Flags): Promise<string> {
-  if (!ref) throw new CliError('usage', USAGE.update)
+/** PATCH /v1/sinks/{id}'s body from the flags: only what they change; null removes. */
+export function updateBody(flags: Flags, read?: (path: string) => string): Record<string, unknown> {
   if (flags.key !== undefined && flags['no-key']) throw new CliError('usage', 'give one of --key and --no-key')
   if (flags['inactivity-seconds'] !== undefined && flags['no-inactivity']) throw new CliError('usage', 'give one of --inactivity-seconds and --no-inactivity')
   const body: Record<string, unknown> = {}
@@ -244,8 +255,17 @@ async function update(conn: Connection, ref: string | undefined, flags: Flags): 
     if (n !== undefined) body[field] = n
   }
   if (flags['no-inactivity']) body.inactivity_seconds = null
+  Object.assign(body, deviceFields(flags, 'update', read))
   if (Object.keys(body).length === 0) throw new CliError('usage', `nothing to change\n${USAGE.update}`)
-  const s = await api<SinkView>(conn, 'PATCH', sinkPath(ref), body)
+  return body
+}
+
+async function update(conn: Connection, ref: string | undefined, flags: Flags): Promise<string> {
+  if (!ref) throw new CliError('usage', USAGE.update)
+  const body = updateBody(flags)
+  const s = await api<SinkView>(conn, 'PATCH', sinkPath(ref), body).catch((e) => {
+    throw mappingHint(e, flags)
+  })
   return flags.json ? json(s) : `updated sink ${s.name} (${s.id})\n\n${showSink(s)}`
 }
 
@@ -358,6 +378,8 @@ export async function sink(conn: () => Connection, args: string[], flags: Flags,
       return remove(conn(), rest[0], flags)
     case 'send':
       return sendBatch(conn, rest, flags, err)
+    case 'device-url':
+      return deviceUrl(conn, rest, flags, err)
     default:
       throw new CliError('usage', ALL_USAGE)
   }

@@ -1,35 +1,18 @@
 // POST /v1/sinks/{sink_id}: the send route. The send key only; one ledger statement; one PUT of the
 // batch, unchanged, to _sink/<sink_id>/<batch_id>.ndjson; 202 only after the PUT succeeded.
 import { Hono } from 'hono'
-import { BATCH_META, batchKey, NDJSON } from '../../contract/bucket.ts'
 import { bearer } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
-import { ApiError, bucketFailure, unavailable } from '../errors.ts'
+import { ApiError } from '../errors.ts'
 import { readBody, splitBatch } from '../intake.ts'
 import { API_KEY, SEND_KEY, sha256Hex, timingSafeEqual } from '../keys.ts'
-import { forgetBatch, markStored, recordBatch, type BatchInput } from '../ledger.ts'
-import { bucketClient } from '../s3.ts'
+import { recordBatch, type BatchInput } from '../ledger.ts'
+import { batchAnswer, sha256HexBytes, storeBatch } from '../store-batch.ts'
 
 const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const SINK_ID = /^snk_[0-9a-f]+$/
 
 const wrongKey = () => new ApiError(401, 'unauthorized', 'send this sink’s send key as Authorization: Bearer al_send_…')
-
-async function digest(bytes: Uint8Array): Promise<string> {
-  return [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
-}
-
-/**
- * The x-amz-meta-* headers of the batch: its received time, the elements stored (every element is a
- * line, the not_an_object ones too, so line i is element i and no skipped list is needed) and the sink.
- */
-function batchMetadata(sinkId: string, row: { receivedAt: string; rows: number; rejected: number }): Record<string, string> {
-  return {
-    [BATCH_META.received]: row.receivedAt,
-    [BATCH_META.rows]: String(row.rows + row.rejected),
-    [BATCH_META.sink]: sinkId,
-  }
-}
 
 // Every POST /v1/sinks/{x} is the send route: x that is no sink id (a name, say) is an unknown sink.
 export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', async (c) => {
@@ -48,7 +31,7 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', async (c) => {
   const input: BatchInput = {
     sinkId: c.req.param('sinkId'),
     batchId,
-    bodySha256: await digest(body),
+    bodySha256: await sha256HexBytes(body),
     // The accepted rows' bytes: the not_an_object lines are stored for the rejects file, not metered.
     bytes: batch.acceptedBytes,
     rows: batch.accepted,
@@ -66,31 +49,8 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', async (c) => {
   if (row.bodySha256 !== input.bodySha256) {
     throw new ApiError(409, 'idempotency_key_reused', `batch ${batchId} was already sent with a different body; use a new Idempotency-Key`)
   }
-  const answer = {
-    accepted: row.rows,
-    rejected: row.rejected,
-    reasons: row.reasons,
-    batch_id: batchId,
-    bytes: row.bytes,
-    received_at: row.receivedAt,
-    state: 'pending',
-  }
-  // A row still `receiving` may have no object (its PUT failed, or the Worker died): store it again,
-  // byte-identical with the same received time. A stored row is a plain duplicate.
-  if (!row.inserted && row.state !== 'receiving') return c.json({ ...answer, duplicate: true }, 200)
-
-  const s3 = bucketClient(c.env, ledger.sink)
-  try {
-    await s3.put(batchKey(ledger.sink.id, batchId), batch.ndjson, { contentType: NDJSON, metadata: batchMetadata(ledger.sink.id, row) })
-  } catch (err) {
-    // If even this fails, the row stays `receiving`: a retry stores the batch again, never trusts it.
-    if (row.inserted)
-      await forgetBatch(db, input).catch((e) =>
-        console.error(JSON.stringify({ level: 'error', msg: 'forgetBatch failed', batch_id: batchId, error: String(e) })),
-      )
-    throw bucketFailure(err) ?? unavailable('bucket', 'the bucket is unavailable; retry with the same Idempotency-Key')
-  }
-  // receiving → pending after the answer, off the hot path; until then a retry stores it again.
-  c.var.defer(markStored(db, ledger.sink.id, batchId))
-  return row.inserted ? c.json(answer, 202) : c.json({ ...answer, duplicate: true }, 200)
+  const answer = batchAnswer(row, batchId)
+  // A row already stored (not `receiving`) is a plain duplicate; otherwise this request stores it.
+  const stored = await storeBatch(c, db, input, { sink: ledger.sink, batch: row }, () => batch.ndjson)
+  return stored ? c.json(answer, 202) : c.json({ ...answer, duplicate: true }, 200)
 })

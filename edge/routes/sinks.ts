@@ -16,6 +16,9 @@ import { bucketClient } from '../s3.ts'
 import { checkColumnTypes, checkKey, checkPartitioning, docsHint, POLICY } from '../sink-rules.ts'
 import { selectSinks, sinkView, WHERE, type SinkRow } from '../sink-view.ts'
 import { jsonBody, query, text } from '../validate.ts'
+import { compileDevice } from '../devices/compile.ts'
+import { DeviceRequire, DeviceStrip, Mapping } from '../devices/schemas.ts'
+import type { DeviceSettings } from '../devices/settings.ts'
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
 const Key = v.pipe(v.array(v.pipe(text(), v.minLength(1))), v.minLength(1), v.maxLength(8))
@@ -29,6 +32,9 @@ export const CreateSink = v.strictObject({
   roll_bytes: v.optional(int(POLICY.rollBytes.min, POLICY.rollBytes.max), POLICY.rollBytes.default),
   inactivity_seconds: v.optional(int(POLICY.inactivitySeconds.min, POLICY.inactivitySeconds.max)),
   key: v.optional(Key),
+  mapping: v.optional(v.nullable(Mapping)),
+  device_require: v.optional(v.nullable(DeviceRequire)),
+  device_strip: v.optional(v.nullable(DeviceStrip)),
 })
 
 /** /v1/sinks/{sink_id}: a sink's id (snk_…) or its name; nothing else can name a sink. */
@@ -42,6 +48,9 @@ export const UpdateSink = v.strictObject({
   roll_seconds: v.optional(int(POLICY.rollSeconds.min, POLICY.rollSeconds.max)),
   roll_bytes: v.optional(int(POLICY.rollBytes.min, POLICY.rollBytes.max)),
   inactivity_seconds: v.optional(v.nullable(int(POLICY.inactivitySeconds.min, POLICY.inactivitySeconds.max))),
+  mapping: v.optional(v.nullable(Mapping)),
+  device_require: v.optional(v.nullable(DeviceRequire)),
+  device_strip: v.optional(v.nullable(DeviceStrip)),
 })
 
 const origin = (c: Context) => new URL(c.req.url).origin
@@ -74,6 +83,21 @@ async function loadSinkTable(c: Context<AppEnv>, w: WarehouseRow, table: string)
   }
 }
 
+type DeviceFields = Pick<v.InferOutput<typeof UpdateSink>, 'mapping' | 'device_require' | 'device_strip'>
+
+/** The device settings after a change (a field left out keeps its value); null when none is set. Checked against the table. */
+function deviceSettings(current: DeviceSettings | null, change: DeviceFields, meta: LoadedTable['metadata']): DeviceSettings | null {
+  const next = {
+    mapping: change.mapping !== undefined ? change.mapping : (current?.mapping ?? null),
+    require: change.device_require !== undefined ? change.device_require : (current?.require ?? null),
+    strip: change.device_strip !== undefined ? change.device_strip : (current?.strip ?? null),
+  }
+  const compiled = compileDevice(next, meta)
+  return compiled ? { ...next, compiled } : null
+}
+
+const touchesDevice = (b: DeviceFields) => b.mapping !== undefined || b.device_require !== undefined || b.device_strip !== undefined
+
 const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505'
 
 export const sinkRoutes = new Hono<AppEnv>()
@@ -93,6 +117,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     checkPartitioning(table.metadata)
     checkColumnTypes(table.metadata)
     if (body.key) checkKey(table.metadata, body.key)
+    const device = deviceSettings(null, body, table.metadata)
 
     const id = `snk_${randomHex(8)}`
     const { key: sendKey } = newKey('send')
@@ -109,6 +134,7 @@ export const sinkRoutes = new Hono<AppEnv>()
         rollBytes: body.roll_bytes,
         inactivitySeconds: body.inactivity_seconds ?? null,
         keyColumns: body.key ?? null,
+        device,
       })
     } catch (err) {
       if (!isUniqueViolation(err)) throw err
@@ -144,11 +170,15 @@ export const sinkRoutes = new Hono<AppEnv>()
     if (body.roll_seconds !== undefined) set.rollSeconds = body.roll_seconds
     if (body.roll_bytes !== undefined) set.rollBytes = body.roll_bytes
     if (body.inactivity_seconds !== undefined) set.inactivitySeconds = body.inactivity_seconds
+    let meta: LoadedTable['metadata'] | undefined
+    const tableMeta = async () => {
+      const [w] = await db.select().from(warehouses).where(eq(warehouses.id, row.warehouse_id))
+      meta ??= (await loadSinkTable(c, w, `${row.table_namespace}.${row.table_name}`)).metadata
+      return meta
+    }
+    if (touchesDevice(body)) set.device = deviceSettings(row.device, body, await tableMeta())
     if (body.key !== undefined) {
-      if (body.key) {
-        const [w] = await db.select().from(warehouses).where(eq(warehouses.id, row.warehouse_id))
-        checkKey((await loadSinkTable(c, w, `${row.table_namespace}.${row.table_name}`)).metadata, body.key)
-      }
+      if (body.key) checkKey(await tableMeta(), body.key)
       set.keyColumns = body.key
       // A new key (or none) is what a sink disabled by its key waits for.
       if (row.state === 'disabled' && isUpsertReason(row.disabled_reason)) {

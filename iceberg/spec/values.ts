@@ -363,7 +363,9 @@ function compilePrimitive(name: string, ctx: Context): Convert {
       }
     }
     case 'geometry': {
-      if (p.crs !== undefined && p.crs !== 'OGC:CRS84') return unsupported(expected)
+      // EPSG:4326 is longitude/latitude too as Iceberg stores it (coordinates are always x/y), so the
+      // same WKB fits; a CRS of any other kind would need a reprojection we do not do.
+      if (p.crs !== undefined && p.crs !== 'OGC:CRS84' && p.crs !== 'EPSG:4326') return unsupported(expected)
       return (v, path, r) => {
         const wkb = toWkb(v)
         return wkb.ok ? wkb.value : bad(r, path, v, wkb.why)

@@ -5,9 +5,15 @@ import { openApiDocument } from '../../../edge/openapi.ts'
 describe('openApiDocument', () => {
   const doc = openApiDocument() as any
 
-  it('is OpenAPI 3.1 with the three kinds of bearer key', () => {
+  it('is OpenAPI 3.1 with the three kinds of bearer key, and the send key as Basic or ?key= on the device route', () => {
     expect(doc.openapi).toBe('3.1.0')
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['api_key', 'bootstrap', 'send_key'])
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['api_key', 'bootstrap', 'send_key', 'send_key_basic', 'send_key_query'])
+    const device = doc.paths['/v1/sinks/{sink_id}/devices/{device_id}']
+    expect(Object.keys(device).sort()).toEqual(['get', 'post'])
+    expect(device.post.security).toEqual([{ send_key: [] }, { send_key_basic: [] }, { send_key_query: [] }])
+    expect(device.post.requestBody.required).toBe(false)
+    expect(device.get.requestBody).toBeUndefined()
+    expect(Object.keys(device.post.responses)).toEqual(expect.arrayContaining(['200', '202', '400', '401', '403', '409', '413', '503']))
   })
 
   it('derives request bodies from the validating schemas, ranges included', () => {

@@ -329,6 +329,8 @@ describe('geometry, geography, variant, unknown', () => {
     expect(Array.from(g.slice(0, 5))).toEqual([1, 1, 0, 0, 0])
     expect(g.slice(5)).toEqual(point)
     expect(value('geometry(OGC:CRS84)', '{"type": "Point", "coordinates": [1, 2]}', v3)).toEqual(g)
+    // EPSG:4326 as Iceberg stores it is longitude/latitude too: the same WKB (create and roll agree).
+    expect(value('geometry(EPSG:4326)', '{"type": "Point", "coordinates": [1, 2]}', v3)).toEqual(g)
   })
 
   it('geometry: a malformed shape is a type_mismatch with the reason', () => {
