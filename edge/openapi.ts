@@ -94,7 +94,7 @@ const DEVICE_OPERATION: Operation = {
     },
   },
   answers: {
-    200: { oneOf: [SEND_ANSWER, object({ ignored: { const: true }, reason: STRING }), { type: 'array' }] },
+    200: { anyOf: [SEND_ANSWER, object({ ignored: { const: true }, reason: STRING }), { type: 'array' }] },
     202: SEND_ANSWER,
   },
   statuses: {

@@ -8,7 +8,8 @@ import { bucketFailure, unavailable } from './errors.ts'
 import { forgetBatch, markStored, type BatchInput, type LedgerAnswer } from './ledger.ts'
 import { bucketClient } from './s3.ts'
 
-type Stored = Required<Pick<LedgerAnswer, 'sink' | 'batch'>> & { sink: NonNullable<LedgerAnswer['sink']>; batch: NonNullable<LedgerAnswer['batch']> }
+/** A ledger answer whose sink the key matched and whose batch row is there. */
+type Stored = { sink: NonNullable<LedgerAnswer['sink']>; batch: NonNullable<LedgerAnswer['batch']> }
 
 export async function sha256HexBytes(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')

@@ -4,7 +4,7 @@
 // and a form's strings typed by their column).
 import { formatTimestampMicros, formatTimestamptzMicros } from '../../iceberg/spec/temporal.ts'
 import type { Compiled, CompiledColumn } from './compile.ts'
-import { bytesOf, decodeString, pointerTokens, select, type JsonNode } from './json-span.ts'
+import { bytesOf, decodeString, parseJson, pointerTokens, select, type JsonNode } from './json-span.ts'
 import type { Payload } from './payload.ts'
 
 /** Stands where the intake's clock goes; the same length as every received_at the ledger answers. */
@@ -171,8 +171,10 @@ export function deviceRows(payload: Payload, compiled: Compiled | null, deviceId
   const strip = (compiled?.strip ?? []).map((p) => pointerTokens(p) ?? [])
   let offset = 0
   let ignored: string | null = null
-  let index = 0
+  // The element's place in what the device sent (the answer's not_an_object index), dropped ones counted.
+  let index = -1
   for (const doc of docs) {
+    index++
     let line: string | Uint8Array
     if (doc.kind !== 'object') {
       out.reasons.push({ index, reason: 'not_an_object' })
@@ -183,14 +185,17 @@ export function deviceRows(payload: Payload, compiled: Compiled | null, deviceId
         ignored ??= why
         continue
       }
-      const raw = strip.length > 0 ? stripped(bytes, doc, strip) : null
+      // Stripped first: what a stripped member held is gone for the mapping too, not only for raw.
+      const raw = strip.length > 0 ? stripped(bytes, doc, strip) || '{}' : null
+      const src = raw === null ? bytes : enc.encode(raw)
+      const msg = raw === null ? doc : parseJson(src)
       if (!compiled || (compiled.columns.length === 0 && !compiled.point && !compiled.shape)) {
         line = raw ?? oneLine(bytesOf(bytes, doc))
       } else {
         const ctx = { deviceId, fromParameters, raw: raw ?? text(bytes, doc) }
         const members: string[] = []
         for (const col of compiled.columns) {
-          const value = columnValue(bytes, doc, col, ctx)
+          const value = columnValue(src, msg, col, ctx)
           if (value === undefined) continue
           const member = `${JSON.stringify(col.name)}:${value}`
           const at = member.indexOf(RECEIVED_PLACEHOLDER)
@@ -201,7 +206,7 @@ export function deviceRows(payload: Payload, compiled: Compiled | null, deviceId
           }
           members.push(member)
         }
-        for (const [column, value] of geometry(bytes, doc, compiled, fromParameters)) members.push(`${JSON.stringify(column)}:${value}`)
+        for (const [column, value] of geometry(src, msg, compiled, fromParameters)) members.push(`${JSON.stringify(column)}:${value}`)
         line = `{${members.join(',')}}`
       }
       out.accepted++
@@ -210,7 +215,6 @@ export function deviceRows(payload: Payload, compiled: Compiled | null, deviceId
     out.lines.push(b, NEWLINE)
     if (doc.kind === 'object') out.acceptedBytes += b.length + 1
     offset += b.length + 1
-    index++
   }
   out.ignored = out.lines.length === 0 ? ignored : null
   return out

@@ -3,8 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type pg from 'pg'
+import { intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
 import { bootstrap } from '../../dev/bootstrap.ts'
 import { startStack, type Stack } from '../../dev/stack.ts'
+import { S3Client } from '../../iceberg/io/s3.ts'
 
 export interface BenchStack {
   stack: Stack
@@ -82,11 +85,30 @@ export async function api(stack: Stack, key: string, method: string, path: strin
   return text ? JSON.parse(text) : null
 }
 
-/** A table (POST /v1/tables) and a sink on it (POST /v1/sinks). */
-export async function tableAndSink(b: BenchStack, table: string, sink: Record<string, unknown> = {}): Promise<{ id: string; sendKey: string; table: string }> {
-  await api(b.stack, b.apiKey, 'POST', '/v1/tables', { warehouse: b.warehouse, table, columns: COLUMNS, doc: 'benchmark table' })
+/**
+ * A table (POST /v1/tables) and a sink on it (POST /v1/sinks). `spec` overrides the table's columns
+ * (COLUMNS by default) and format version, e.g. a preset's columns on a v3 table.
+ */
+export async function tableAndSink(
+  b: BenchStack,
+  table: string,
+  sink: Record<string, unknown> = {},
+  spec: { columns?: Array<{ name: string; type: string }>; format_version?: 2 | 3 } = {},
+): Promise<{ id: string; sendKey: string; table: string }> {
+  await api(b.stack, b.apiKey, 'POST', '/v1/tables', { warehouse: b.warehouse, table, columns: COLUMNS, doc: 'benchmark table', ...spec })
   const created = await api(b.stack, b.apiKey, 'POST', '/v1/sinks', { warehouse: b.warehouse, table, name: table.replace(/\W/g, '_'), ...sink })
   return { id: created.id, sendKey: created.send_key, table }
+}
+
+/** What a sink holds: its ledger rows (batch id → state) and the batch ids of its objects under _sink/<id>/. */
+export async function sinkHolds(b: BenchStack, db: pg.Client, sinkId: string): Promise<{ ledger: Map<string, string>; objects: Set<string> }> {
+  const { rows } = await db.query<{ batch_id: string; state: string }>('select batch_id, state from batches where sink_id = $1', [sinkId])
+  const objects = new Set<string>()
+  for await (const o of new S3Client(b.stack.s3).list(sinkPrefix(sinkId))) {
+    const entry = intakeEntry(sinkId, o.key)
+    if (entry?.kind === 'batch') objects.add(entry.batchId)
+  }
+  return { ledger: new Map(rows.map((r) => [r.batch_id, r.state])), objects }
 }
 
 /** One row of the benchmark tables' shape, as producer JSON (~100 bytes). */

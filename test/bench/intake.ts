@@ -1,15 +1,26 @@
-// npm run bench:intake — the send route under `wrangler dev`, side by side with a bare Worker.
+// npm run bench:intake — the send route and the device route under `wrangler dev`, side by side with
+// a bare Worker.
 //
-// Both Workers run under wrangler dev (real workerd) against the SAME Postgres/pgbouncer/ws bridge and
-// the SAME S3 server (one private stack in a temporary folder, loopback only). The bare Worker
-// (test/bench/bare-worker) does only the route's irreducible work: the ledger's one statement and the
-// one PUT. autocannon drives each in turn: a warm-up, then a bounded run (duration × connections),
-// every request a distinct Idempotency-Key and the same ~1 KB, 10-row JSON array. Printed: req/s, p50,
-// p99 of both, the ratios ours/bare, and every non-2xx status. The numbers are only meaningful as
-// the ratio: both sides ran on this machine, one after the other, in this process.
+// All run under wrangler dev (real workerd) against the SAME Postgres/pgbouncer/ws bridge and the
+// SAME S3 server (one private stack in a temporary folder, loopback only); send and device are the
+// SAME edge Worker. The bare Worker (test/bench/bare-worker) does only the send route's irreducible
+// work: the ledger's one statement and the one PUT. autocannon drives each in turn, same connections
+// and duration: a warm-up, then a bounded run; more rounds alternate the order. The workloads:
+//   - bare, send: POST /v1/sinks/{id}, Bearer, Content-Type: application/json, every request a
+//     distinct Idempotency-Key and the same ~1 KB, 10-row JSON array;
+//   - device: POST /v1/sinks/{id}/devices/phone-<n % 16>?key=…, as the OwnTracks app sends it: no
+//     Content-Type, no Idempotency-Key, one OwnTracks location object (~230 bytes), a distinct `tst`
+//     each time, so each is a new batch (the preset's natural id owntracks:<device>:<tst>:<tid>), on a
+//     v3 table with the preset's columns and the sink's mapping {preset: 'owntracks'}.
+// Before any figure is printed, each sink is read back: every 2xx answer (probe and warm-up
+// included) must be one ledger row, pending, and one object under _sink/<sink_id>/; any other row
+// must be a request autocannon sent and cut off unanswered at the end of a run (the server may finish
+// it); nothing else. Printed: req/s, p50, p99 of each, the ratios send/bare and device/send (the
+// target: device ≥ 0.9× send), every non-2xx status, the load average. The numbers are only
+// meaningful as ratios: all sides ran on this machine, one after the other, in this process.
 //
 // Options (env): BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (20), BENCH_WARMUP (s, 2),
-// BENCH_ROUNDS (1; more rounds alternate the order bare/ours), LHBOX_BENCH_KEEP=1 keeps the state folder.
+// BENCH_ROUNDS (1; more rounds alternate the order), LHBOX_BENCH_KEEP=1 keeps the state folder.
 import autocannon, { type Result } from 'autocannon'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -23,7 +34,8 @@ import { WRANGLER_OFFLINE } from '../../dev/wrangler.ts'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import { sha256Hex } from '../../edge/keys.ts'
-import { benchStack, Cleanup, deadline, fmt, rowJson, tableAndSink } from './common.ts'
+import { PRESETS } from '../../edge/devices/presets/index.ts'
+import { api, benchStack, type BenchStack, Cleanup, deadline, fmt, rowJson, sinkHolds, tableAndSink } from './common.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20)
@@ -67,41 +79,98 @@ async function startBareWorker(stateDir: string, vars: Record<string, string>): 
   return { child, url }
 }
 
-function load(url: string, sendKey: string, body: string, prefix: string, seconds: number, connections: number): Promise<Result> {
-  let n = 0
+interface Req {
+  path: string
+  headers: Record<string, string>
+  body: string
+  batchId: string
+}
+
+interface Side {
+  name: 'bare' | 'send' | 'device'
+  origin: string
+  sinkId: string
+  /** The status of a stored batch: 202, or the OwnTracks preset's own 200 `[]`. */
+  expect: number
+  /** The n-th request to this side (n from 1, over probe, warm-ups and runs alike). */
+  request: (n: number) => Req
+  n: number
+  /** Batch ids of every request written, and the status each answered one got. */
+  sent: Set<string>
+  answered: Map<string, number>
+  loads: number
+  results: Result[]
+}
+
+function load(s: Side, seconds: number): Promise<Result> {
+  s.loads++
   return autocannon({
-    url,
-    connections,
+    url: s.origin,
+    connections: CONNECTIONS,
     duration: seconds,
     timeout: 20,
     requests: [
       {
         method: 'POST',
-        headers: { authorization: `Bearer ${sendKey}`, 'content-type': 'application/json' },
-        body,
-        // A distinct Idempotency-Key for every request: each one is a new batch.
-        setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': `${prefix}-${++n}` } }),
+        // pipelining 1: the context of a response is the one its request was built with.
+        setupRequest: (req, ctx) => {
+          const r = s.request(++s.n)
+          s.sent.add(r.batchId)
+          ctx.batchId = r.batchId
+          return { ...req, path: r.path, headers: r.headers, body: r.body }
+        },
+        onResponse: (status, _body, ctx) => void s.answered.set(ctx.batchId as string, status),
       },
     ],
   })
 }
 
-interface Side {
-  name: 'ours' | 'bare'
-  url: string
-  sinkId: string
-  sendKey: string
-  results: Result[]
+/** One OwnTracks location as the app POSTs it (the quick-setup fixture's fields, and acc, cog, bs, t). */
+function owntracks(n: number): { deviceId: string; body: string; tst: number } {
+  const tst = 1_780_000_000 + n
+  const deviceId = `phone-${n % 16}`
+  const [lat, lon] = [(48.85 + (n % 997) / 1e5).toFixed(6), (2.29 + (n % 991) / 1e5).toFixed(6)]
+  const body = `{"_type":"location","SSID":"mywifi","acc":${5 + (n % 30)},"alt":${150 + (n % 40)},"batt":${20 + (n % 80)},"bs":1,"cog":${n % 360},"conn":"m","created_at":${tst + 1},"lat":${lat},"lon":${lon},"t":"t","tid":"j1","tst":${tst},"vel":${n % 50}}`
+  return { deviceId, body, tst }
+}
+
+/** Every 2xx is one pending ledger row and one object; other rows only cut-off requests. Throws otherwise. */
+async function readBack(b: BenchStack, db: pg.Client, s: Side): Promise<string> {
+  const ok = [...s.answered].filter(([, status]) => status >= 200 && status < 300).map(([id]) => id)
+  let held = await sinkHolds(b, db, s.sinkId)
+  // receiving → pending is deferred past the answer: give it a moment under load.
+  for (let i = 0; i < 20 && ok.some((id) => held.ledger.get(id) === 'receiving'); i++) {
+    await new Promise((r) => setTimeout(r, 500))
+    held = await sinkHolds(b, db, s.sinkId)
+  }
+  const problems: string[] = []
+  const notPending = ok.filter((id) => held.ledger.get(id) !== 'pending')
+  const noObject = ok.filter((id) => !held.objects.has(id))
+  const extra = [...held.ledger.keys()].filter((id) => !(s.answered.get(id)! >= 200 && s.answered.get(id)! < 300))
+  const strange = extra.filter((id) => !s.sent.has(id) || s.answered.has(id))
+  const orphans = [...held.objects].filter((id) => !held.ledger.has(id))
+  if (notPending.length)
+    problems.push(`${notPending.length} 2xx batch(es) not pending in the ledger (e.g. ${notPending[0]}: ${held.ledger.get(notPending[0])})`)
+  if (noObject.length) problems.push(`${noObject.length} 2xx batch(es) without an object (e.g. ${noObject[0]})`)
+  if (strange.length) problems.push(`${strange.length} ledger row(s) neither a 2xx nor a cut-off request (e.g. ${strange[0]}: ${s.answered.get(strange[0])})`)
+  if (extra.length > CONNECTIONS * s.loads) problems.push(`${extra.length} cut-off rows, more than ${CONNECTIONS} per run`)
+  if (orphans.length) problems.push(`${orphans.length} object(s) with no ledger row (e.g. ${orphans[0]})`)
+  if (problems.length) throw new Error(`${s.name}: read back failed: ${problems.join('; ')}`)
+  const cut = extra.length ? ` + ${extra.length} cut off unanswered at a run's end` : ''
+  return `${s.name} ${held.ledger.size} rows = ${ok.length} 2xx${cut}, ${held.objects.size} objects`
 }
 
 async function main(): Promise<void> {
   const loadStart = os.loadavg()[0]
   const cleanup = new Cleanup()
-  deadline(cleanup, (5 * 60 + ROUNDS * 2 * (DURATION + WARMUP)) * 1000, 'bench:intake')
+  deadline(cleanup, (5 * 60 + ROUNDS * 3 * (DURATION + WARMUP)) * 1000, 'bench:intake')
   try {
     const b = await benchStack('bench-intake', cleanup, log)
-    const ours = await tableAndSink(b, 'bench.intake_ours')
+    const sendSink = await tableAndSink(b, 'bench.intake_send')
     const bareSink = await tableAndSink(b, 'bench.intake_bare')
+    const columns = Object.entries(PRESETS.owntracks.columns).map(([name, type]) => ({ name, type }))
+    const deviceSink = await tableAndSink(b, 'bench.intake_device', {}, { columns, format_version: 3 })
+    await api(b.stack, b.apiKey, 'PATCH', `/v1/sinks/${deviceSink.id}`, { mapping: { preset: 'owntracks' } })
     const poolPort = pgbouncerBinary() ? b.stack.ports.pgbouncer : b.stack.ports.postgres
     const bare = await startBareWorker(b.stack.dir, {
       DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${poolPort}/${PG_DATABASE}`,
@@ -118,45 +187,75 @@ async function main(): Promise<void> {
     cleanup.add(() => bare.child.stop())
 
     const body = `[${Array.from({ length: ROWS }, (_, i) => rowJson(1000 + i)).join(',')}]`
+    const batch = (name: string, sink: { id: string; sendKey: string }) => (n: number) => ({
+      path: `/v1/sinks/${sink.id}`,
+      headers: { authorization: `Bearer ${sink.sendKey}`, 'content-type': 'application/json', 'idempotency-key': `${name}-${n}` },
+      body,
+      batchId: `${name}-${n}`,
+    })
+    const side = (name: Side['name'], origin: string, sinkId: string, expect: number, request: (n: number) => Req): Side => ({
+      name,
+      origin,
+      sinkId,
+      expect,
+      request,
+      n: 0,
+      sent: new Set(),
+      answered: new Map(),
+      loads: 0,
+      results: [],
+    })
+    const key = encodeURIComponent(deviceSink.sendKey)
     const sides: Side[] = [
-      { name: 'bare', url: `${bare.url}/v1/sinks/${bareSink.id}`, sinkId: bareSink.id, sendKey: bareSink.sendKey, results: [] },
-      { name: 'ours', url: `${b.stack.apiUrl}/v1/sinks/${ours.id}`, sinkId: ours.id, sendKey: ours.sendKey, results: [] },
+      side('bare', bare.url, bareSink.id, 202, batch('bare', bareSink)),
+      side('send', b.stack.apiUrl, sendSink.id, 202, batch('send', sendSink)),
+      side('device', b.stack.apiUrl, deviceSink.id, 200, (n) => {
+        const m = owntracks(n)
+        // No header at all: autocannon adds only Host, Connection and Content-Length.
+        return {
+          path: `/v1/sinks/${deviceSink.id}/devices/${m.deviceId}?key=${key}`,
+          headers: {},
+          body: m.body,
+          batchId: `owntracks:${m.deviceId}:${m.tst}:j1`,
+        }
+      }),
     ]
-    // One request each first: a wrong setup fails here, not as 10 s of errors.
+    // One request each first: a wrong setup fails here, not as 10 s of errors (the device's also
+    // fills this isolate's settings cache, the one extra statement a cold isolate pays).
     for (const s of sides) {
-      const res = await fetch(s.url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${s.sendKey}`, 'content-type': 'application/json', 'idempotency-key': `probe-${s.name}` },
-        body,
-      })
-      if (res.status !== 202) throw new Error(`${s.name}: the probe request answered ${res.status} ${await res.text()}`)
+      const r = s.request(++s.n)
+      s.sent.add(r.batchId)
+      // The body as bytes: fetch adds no Content-Type of its own.
+      const res = await fetch(s.origin + r.path, { method: 'POST', headers: r.headers, body: new TextEncoder().encode(r.body) })
+      const text = await res.text()
+      s.answered.set(r.batchId, res.status)
+      if (res.status !== s.expect) throw new Error(`${s.name}: the probe request answered ${res.status} ${text}`)
     }
     log(
-      `body ${body.length} bytes, ${ROWS} rows; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per side${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ''}`,
+      `bodies: send/bare ${body.length} bytes, ${ROWS} rows; device one OwnTracks location, ~${owntracks(1).body.length} bytes; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per side${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ''}`,
     )
 
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? sides : [...sides].reverse()
       for (const s of order) {
-        if (WARMUP > 0) await load(s.url, s.sendKey, body, `warm-${s.name}-${round}`, WARMUP, CONNECTIONS)
-        const r = await load(s.url, s.sendKey, body, `run-${s.name}-${round}`, DURATION, CONNECTIONS)
+        if (WARMUP > 0) await load(s, WARMUP)
+        const r = await load(s, DURATION)
         s.results.push(r)
         log(
-          `round ${round + 1} ${s.name.padEnd(4)}: ${fmt(r.requests.average, 1)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, statuses ${JSON.stringify(statusCounts(r))}, errors ${r.errors}, timeouts ${r.timeouts}`,
+          `round ${round + 1} ${s.name.padEnd(6)}: ${fmt(r.requests.average, 1)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, statuses ${JSON.stringify(statusCounts(r))}, errors ${r.errors}, timeouts ${r.timeouts}`,
         )
       }
     }
 
-    // The ledger: every 2xx is one batch row; once the deferred update ran, all are pending.
-    await new Promise((r) => setTimeout(r, 1000))
+    // Read back before printing any figure.
     const db = new pg.Client(b.stack.databaseUrl)
     await db.connect()
-    const ledger = new Map<string, Record<string, number>>()
-    for (const s of sides) {
-      const { rows } = await db.query<{ state: string; n: string }>('select state, count(*) as n from batches where sink_id = $1 group by state', [s.sinkId])
-      ledger.set(s.name, Object.fromEntries(rows.map((r) => [r.state, Number(r.n)])))
+    const held: string[] = []
+    try {
+      for (const s of sides) held.push(await readBack(b, db, s))
+    } finally {
+      await db.end()
     }
-    await db.end()
 
     const summary = (s: Side) => {
       const rs = s.results
@@ -166,39 +265,43 @@ async function main(): Promise<void> {
         p50: avg((r) => r.latency.p50),
         p99: avg((r) => r.latency.p99),
         total: rs.reduce((a, r) => a + r.requests.total, 0),
-        ok: rs.reduce((a, r) => a + (statusCounts(r)['202'] ?? 0), 0),
+        ok: rs.reduce((a, r) => a + r['2xx'], 0),
         non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
-        errors: rs.reduce((a, r) => a + r.errors, 0),
+        errors: rs.reduce((a, r) => a + r.errors + r.timeouts, 0),
       }
     }
-    const o = summary(sides[1])
-    const x = summary(sides[0])
+    const [bareS, sendS, deviceS] = sides
+    const [x, o, d] = sides.map(summary)
     console.log('')
     console.log(
-      `bench:intake — ${CONNECTIONS} connections, ${DURATION} s after ${WARMUP} s warm-up, ${ROUNDS} round(s), ${body.length}-byte body of ${ROWS} rows, loopback`,
+      `bench:intake — ${CONNECTIONS} connections, ${DURATION} s after ${WARMUP} s warm-up, ${ROUNDS} round(s); send/bare: ${body.length}-byte body of ${ROWS} rows; device: one OwnTracks location; loopback`,
     )
     console.log('')
-    console.log('            req/s    p50 ms   p99 ms   requests   202      non-2xx  errors')
+    console.log('            req/s    p50 ms   p99 ms   requests   2xx      non-2xx  errors')
     for (const [name, s] of [
-      ['ours', o],
+      ['send', o],
+      ['device', d],
       ['bare', x],
     ] as const) {
       console.log(
         `  ${name.padEnd(8)}${fmt(s.reqPerSec, 1).padStart(7)}  ${fmt(s.p50, 1).padStart(7)}  ${fmt(s.p99, 1).padStart(7)}  ${String(s.total).padStart(8)}  ${String(s.ok).padStart(7)}  ${String(s.non2xx).padStart(7)}  ${String(s.errors).padStart(6)}`,
       )
     }
-    console.log(`  ratio ours/bare: req/s ${(o.reqPerSec / x.reqPerSec).toFixed(2)}, p50 ${(o.p50 / x.p50).toFixed(2)}, p99 ${(o.p99 / x.p99).toFixed(2)}`)
+    const ratio = (a: typeof o, z: typeof o) =>
+      `req/s ${(a.reqPerSec / z.reqPerSec).toFixed(2)}, p50 ${(a.p50 / z.p50).toFixed(2)}, p99 ${(a.p99 / z.p99).toFixed(2)}`
+    console.log(`  ratio send/bare:   ${ratio(o, x)}`)
+    console.log(`  ratio device/send: ${ratio(d, o)} (target: req/s ≥ 0.90)`)
     if (ROUNDS > 1) {
-      const perRound = sides[1].results.map((r, i) => (r.requests.average / sides[0].results[i].requests.average).toFixed(2))
-      console.log(`  req/s ratio per round: ${perRound.join(', ')}`)
+      const perRound = (a: Side, z: Side) => a.results.map((r, i) => (r.requests.average / z.results[i].requests.average).toFixed(2)).join(', ')
+      console.log(`  req/s ratio per round: send/bare ${perRound(sendS, bareS)}; device/send ${perRound(deviceS, sendS)}`)
     }
     console.log(
       `  load average (1 min) at the start ${loadStart.toFixed(1)}, at the end ${os.loadavg()[0].toFixed(1)}, on ${os.availableParallelism()} cores: a ratio is only as good as the box is quiet`,
     )
-    console.log(`  ledger rows by state: ours ${JSON.stringify(ledger.get('ours'))}, bare ${JSON.stringify(ledger.get('bare'))} (warm-up and probe included)`)
-    const bad = o.non2xx + x.non2xx + o.errors + x.errors
+    console.log(`  read back (probe and warm-up included): ${held.join('; ')}`)
+    const bad = [o, d, x].reduce((a, s) => a + s.non2xx + s.errors, 0)
     if (bad > 0) {
-      console.log(`  ${bad} request(s) were not 202 — see the per-round statuses above`)
+      console.log(`  ${bad} request(s) were not 2xx — see the per-round statuses above`)
       process.exitCode = 1
     }
   } finally {

@@ -1,6 +1,6 @@
 // API schema tests (issue 15): schemathesis (PyPI) runs all its phases (examples, coverage, fuzzing,
 // stateful) over /openapi.json against the integration stack, three times: with an admin key, with a
-// read key (every write answers 403, documented), and with a sink's send key on the send route. Its
+// read key (every write answers 403, documented), and with a sink's send key on the send and device routes. Its
 // checks: no 5xx; every status documented and every error the envelope; every answer matches its
 // schema; the document's constraints are the code's (valid data accepted, invalid data refused); an
 // undocumented method answers 405 with Allow; a missing or wrong key is refused.
@@ -293,12 +293,19 @@ parameters = ${toml(storage)}
   )
 
   it(
-    'finds nothing with a send key on the send route',
+    'finds nothing with a send key on the send route and the device route',
     async () => {
       await expectClean('send', {
         key: sender.sink.sendKey,
         parameters: { 'path.sink_id': sender.sink.id },
-        args: ['--include-name', 'POST /v1/sinks/{sink_id}'],
+        args: [
+          '--include-name',
+          'POST /v1/sinks/{sink_id}',
+          '--include-name',
+          'POST /v1/sinks/{sink_id}/devices/{device_id}',
+          '--include-name',
+          'GET /v1/sinks/{sink_id}/devices/{device_id}',
+        ],
       })
     },
     RUN_TIMEOUT_MS + 10_000,

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from '
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { call, stack } from '../support/stack.ts'
 
 interface Run {
@@ -296,5 +297,59 @@ describe('lhbox sink, connect, usage', () => {
     const human = await lhbox(['sink', 'delete', 'clins_b', '--discard-pending'])
     expect(human.code, human.stderr).toBe(0)
     expect(human.stdout).toMatch(/^deleted sink clins_b \(snk_[0-9a-f]+\): 2 pending batches discarded; its send key no longer works/)
+  })
+
+  it('a device sink: create --preset, update --device-require/--device-strip, get shows them, device-url prints what a device app needs', async () => {
+    const columns = Object.entries(PRESETS.owntracks.columns).map(([name, type]) => ({ name, type }))
+    const made = await call('/v1/tables', { key: admin(), json: { warehouse: stack().warehouse, table: 'clins.phones', format_version: 3, columns } })
+    expect(made.status, made.text).toBe(201)
+    const file = join(dir, 'phones.json')
+    const created = await lhbox([
+      'sink',
+      'create',
+      stack().warehouse,
+      '--table',
+      'clins.phones',
+      '--name',
+      'clins_phones',
+      '--preset',
+      'owntracks',
+      '--save',
+      file,
+    ])
+    expect(created.code, created.stderr).toBe(0)
+    const saved = JSON.parse(readFileSync(file, 'utf8'))
+    expect((await getSink(saved.sink_id)).mapping).toEqual({ preset: 'owntracks' })
+
+    const updated = await lhbox(['sink', 'update', 'clins_phones', '--device-require', '/_type=location', '--device-strip', '/_http'])
+    expect(updated.code, updated.stderr).toBe(0)
+    const view = await getSink(saved.sink_id)
+    expect([view.device_require, view.device_strip]).toEqual([{ '/_type': 'location' }, ['/_http']])
+    const shown = await lhbox(['sink', 'get', 'clins_phones'])
+    expect(shown.stdout).toMatch(/mapping\s+preset owntracks/)
+
+    const refused = await lhbox(['sink', 'update', 'clins_phones', '--mapping-file', join(dir, 'nope.json')])
+    expect(refused.code).toBe(1)
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ columns: { nope: '/x' } }))
+    const invalid = await lhbox(['sink', 'update', 'clins_phones', '--mapping-file', join(dir, 'bad.json')])
+    expect(invalid.code).toBe(1)
+    expect(invalid.stderr).toMatch(/mapping_invalid: .*nope/)
+
+    const basic = await lhbox(['sink', 'device-url', 'clins_phones', '--device', 'alice', '--basic', '--send-key-file', file, '--json'])
+    expect(basic.code, basic.stderr).toBe(0)
+    const { url, user, password } = JSON.parse(basic.stdout)
+    expect([url, user, password]).toEqual([`${stack().apiUrl}/v1/sinks/${saved.sink_id}/devices/alice`, 'alice', saved.send_key])
+    // What the OwnTracks app then does: Basic auth, no Content-Type, no Idempotency-Key.
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+      body: '{"_type":"location","lat":52.5,"lon":13.4,"tst":1700000000,"tid":"al"}',
+    })
+    expect([res.status, await res.text()]).toEqual([200, '[]'])
+    const inUrl = await lhbox(['sink', 'device-url', 'clins_phones', '--device', 'alice', '--send-key-file', file])
+    expect(inUrl.stdout.trim()).toBe(`${url}?key=${saved.send_key}`)
+    expect(inUrl.stderr).toMatch(/access logs/)
+    expect((await getSink(saved.sink_id)).lag.batches_waiting).toBe(1)
+    expect((await lhbox(['sink', 'delete', 'clins_phones', '--discard-pending'])).code).toBe(0)
   })
 })

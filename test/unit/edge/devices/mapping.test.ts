@@ -127,8 +127,10 @@ describe('the mapping', () => {
     expect(run('{"port": 2}', null, { require: { '/port': 2 } }).rows.ignored).toBeNull()
     expect(run('{"port": "2"}', null, { require: { '/port': 2 } }).rows.ignored).toBe('/port is "2", not 2')
     expect(run('{}', null, { require: { '/_type': 'location' } }).rows.ignored).toBe('/_type is absent, not "location"')
-    const some = run('[{"t": "a", "id": 1}, {"t": "b", "id": 2}]', null, { require: { '/t': 'a' } })
-    expect([some.rows.ignored, some.lines]).toEqual([null, ['{"t": "a", "id": 1}']])
+    const some = run('[{"t": "b", "id": 2}, 42, {"t": "a", "id": 1}]', null, { require: { '/t': 'a' } })
+    expect([some.rows.ignored, some.lines]).toEqual([null, ['42', '{"t": "a", "id": 1}']])
+    // The answer's index is the element's place in what was sent, the dropped ones counted.
+    expect(some.rows.reasons).toEqual([{ index: 1, reason: 'not_an_object' }])
   })
 
   it('device_strip removes members (nested ones and array elements too), before the mapping and with none', () => {
@@ -136,6 +138,8 @@ describe('the mapping', () => {
       '{"a":1,"b":{"c":[1,3]}}',
     ])
     expect(run('{"name": "x", "secret": "s"}', { columns: { raw: { raw: true } } }, { strip: ['/secret'] }).lines).toEqual(['{"raw":"{\\"name\\":\\"x\\"}"}'])
+    // A column pointing at a stripped member is null: the mapping sees the stripped message.
+    expect(run('{"name": "x", "n": 1}', { columns: { name: '/name', n: '/n' } }, { strip: ['/name'] }).lines).toEqual(['{"n":1}'])
   })
 
   it('with no mapping, a payload is stored as sent, one line per object; non-objects in an array are not_an_object', () => {
