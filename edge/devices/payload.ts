@@ -7,7 +7,7 @@ import { parseJson, type JsonNode } from './json-span.ts'
 export interface Payload {
   /** The JSON text the docs' spans point into: the body, or the form/query parameters as a JSON object. */
   bytes: Uint8Array
-  /** One per row the device sent: the object, or each element of the array (non-objects included). */
+  /** One per row the device sent: the object, or each element of the array (non-objects included); none for an empty request. */
   docs: JsonNode[]
   /** From a form or query: every value is a string, and a mapping types it by its column. */
   fromParameters: boolean
@@ -36,7 +36,8 @@ function parameterObject(params: URLSearchParams): Uint8Array {
 
 /**
  * The payload of one request. `query` is the request's query without `key`. A body wins over the
- * query; a form body is merged over the query (its fields win).
+ * query; a form body is merged over the query (its fields win). 400 invalid_payload for a JSON
+ * value that is no object and no array of them, or a body that is neither JSON nor a form.
  */
 export function readPayload(body: Uint8Array, contentType: string | undefined, query: URLSearchParams): Payload {
   const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
@@ -45,7 +46,7 @@ export function readPayload(body: Uint8Array, contentType: string | undefined, q
   if (json) {
     const root = parseJson(body)
     if (root.kind === 'object') return { bytes: body, docs: [root], fromParameters: false }
-    if (root.kind === 'array' && root.items.length > 0) return { bytes: body, docs: root.items, fromParameters: false }
+    if (root.kind === 'array') return { bytes: body, docs: root.items, fromParameters: false }
     throw invalid()
   }
   const params = new URLSearchParams(query)
@@ -54,7 +55,8 @@ export function readPayload(body: Uint8Array, contentType: string | undefined, q
     const text = new TextDecoder().decode(body)
     for (const [k, val] of new URLSearchParams(text)) params.set(k, val)
   }
-  if ([...params.keys()].length === 0) throw invalid()
+  // Nothing at all (OwnTracks may POST an empty body): nothing to store, and not an error to retry.
+  if ([...params.keys()].length === 0) return { bytes: body, docs: [], fromParameters: true }
   const bytes = parameterObject(params)
   return { bytes, docs: [parseJson(bytes)], fromParameters: true }
 }

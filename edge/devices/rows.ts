@@ -216,7 +216,7 @@ export function deviceRows(payload: Payload, compiled: Compiled | null, deviceId
     if (doc.kind === 'object') out.acceptedBytes += b.length + 1
     offset += b.length + 1
   }
-  out.ignored = out.lines.length === 0 ? ignored : null
+  out.ignored = out.lines.length === 0 ? (ignored ?? 'the payload holds no message (no body and no query parameters, or [])') : null
   return out
 }
 

@@ -153,6 +153,17 @@ describe('a mapping of one’s own, on one table', () => {
     expect(await intakeObjects(sink.id)).toEqual(before)
   })
 
+  it('an empty request (no body, no query) answers 200 ignored and stores nothing; with a wrong key, 401', async () => {
+    const before = await intakeObjects(sink.id)
+    for (const method of ['POST', 'GET'] as const) {
+      const res = await deviceCall(sink.id, 'sensor-1', { method, auth: { basic: sink.sendKey } })
+      expect([res.status, res.body]).toEqual([200, { ignored: true, reason: 'the payload holds no message (no body and no query parameters, or [])' }])
+    }
+    expect((await deviceCall(sink.id, 'sensor-1', { auth: { basic: sink.sendKey.replace(/.$/, (ch) => (ch === 'A' ? 'B' : 'A')) } })).status).toBe(401)
+    expect((await ledgerBatches(db, sink.id)).map((x) => x.batch_id)).toEqual(batches)
+    expect(await intakeObjects(sink.id)).toEqual(before)
+  })
+
   it('the stored NDJSON carries the intake’s clock where {received} is mapped: x-amz-meta-received', async () => {
     for (const b of ledger) {
       const got = await bucket().get(intakeKey(sink.id, b.batch_id))

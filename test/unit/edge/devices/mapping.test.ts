@@ -41,7 +41,7 @@ describe('payloads', () => {
     expect(new TextDecoder().decode(query.bytes)).toBe('{"lat":"1","lon":"2"}')
   })
 
-  it('refuses nothing at all, a JSON scalar, an empty array, and malformed JSON with its offset', () => {
+  it('refuses a JSON scalar and malformed JSON with its offset', () => {
     const code = (body: string, type?: string) => {
       try {
         readPayload(enc(body), type, new URLSearchParams())
@@ -50,9 +50,9 @@ describe('payloads', () => {
         return `${(err as { code: string }).code}${(err as { details: { offset?: number } }).details.offset !== undefined ? `@${(err as { details: { offset: number } }).details.offset}` : ''}`
       }
     }
-    expect(code('')).toBe('invalid_payload')
+    expect(code('')).toBe('accepted')
     expect(code('42', 'application/json')).toBe('invalid_payload')
-    expect(code('[]')).toBe('invalid_payload')
+    expect(code('[]')).toBe('accepted') // no message: ignored, as an empty body is
     expect(code('{"a": tru}')).toBe('malformed_json@9')
     expect(code('<xml/>', 'application/xml')).toBe('invalid_payload')
   })
@@ -87,6 +87,11 @@ describe('the mapping', () => {
     const joined = new TextDecoder().decode(new Uint8Array(rows.lines.flatMap((l) => [...l])))
     expect(rows.receivedAt.map((o) => joined.slice(o, o + RECEIVED_PLACEHOLDER.length))).toEqual([RECEIVED_PLACEHOLDER])
     expect(rows.accepted).toBe(1)
+  })
+
+  it('an empty request stores nothing and is ignored (OwnTracks may POST an empty body)', () => {
+    const r = run('', { columns: { name: '/name' } })
+    expect([r.lines, r.rows.ignored]).toEqual([[], 'the payload holds no message (no body and no query parameters, or [])'])
   })
 
   it('drops unmapped fields; an absent or null value leaves the column out', () => {
