@@ -5,6 +5,7 @@ import { deviceBatchId, requestDigest } from '../../../../edge/devices/batch-id.
 import { compileDevice, type MappingInput } from '../../../../edge/devices/compile.ts'
 import { parseJson, pointerTokens, select } from '../../../../edge/devices/json-span.ts'
 import { readPayload } from '../../../../edge/devices/payload.ts'
+import { PRESETS } from '../../../../edge/devices/presets/index.ts'
 import { deviceRows, RECEIVED_PLACEHOLDER } from '../../../../edge/devices/rows.ts'
 import type { Require } from '../../../../edge/devices/types.ts'
 import { tableFor } from './table.ts'
@@ -195,23 +196,7 @@ describe('the checks when a mapping is set (400 mapping_invalid naming the colum
 })
 
 describe('batch ids', () => {
-  const owntracks = compileDevice(
-    { mapping: { preset: 'owntracks' }, require: null, strip: null },
-    tableFor({
-      device: 'string',
-      time: 'timestamptz',
-      position: 'geometry',
-      accuracy_m: 'double',
-      altitude_m: 'double',
-      speed_kmh: 'double',
-      course_deg: 'double',
-      battery_pct: 'int',
-      battery_status: 'int',
-      tracker_id: 'string',
-      trigger: 'string',
-      connection: 'string',
-    }),
-  )
+  const owntracks = compileDevice({ mapping: { preset: 'owntracks' }, require: null, strip: null }, tableFor(PRESETS.owntracks.columns))
   const payload = (body: string) => readPayload(enc(body), undefined, new URLSearchParams())
 
   it('the header wins; then the preset’s natural id; then a digest of device, body and sorted query', async () => {
