@@ -1,5 +1,5 @@
 // Who is calling: API keys (a level, one project), the bootstrap secret (/internal), send keys
-// (only the send route accepts them; anywhere else 403 send_only).
+// (only the send and device routes accept them; anywhere else 403 send_only).
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import { createMiddleware } from 'hono/factory'
 import { apiKeys } from '../db/schema.ts'
@@ -20,7 +20,7 @@ export function requireKey(level: Level) {
     const token = bearer(c.req.header('authorization'))
     if (!token) throw unauthorized()
     if (SEND_KEY.test(token)) {
-      throw new ApiError(403, 'send_only', 'a send key is accepted only on POST /v1/sinks/{sink_id}')
+      throw new ApiError(403, 'send_only', 'a send key is accepted only on POST /v1/sinks/{sink_id} and the sink’s device route')
     }
     const m = API_KEY.exec(token)
     if (!m) throw unauthorized()

@@ -50,12 +50,16 @@ function ndjson(rows: DeviceRows, receivedAt: string): Uint8Array {
 }
 
 async function device(c: Context<AppEnv>) {
+  // Hono serves HEAD with the GET route; a HEAD (a link checker, a prefetch) must not store a row.
+  if (c.req.method === 'HEAD')
+    throw new ApiError(405, 'method_not_allowed', 'the device route takes GET or POST; HEAD stores nothing', {}, { Allow: 'GET, POST' })
   const sinkId = c.req.param('sinkId') ?? ''
   const deviceId = c.req.param('deviceId') ?? ''
-  if (!DEVICE_ID.test(deviceId)) throw new ApiError(400, 'invalid_device_id', 'a device id is 1–64 characters of A-Z a-z 0-9 . _ -')
+  // The key first: an API key is refused as such whatever else the request holds.
   const key = sendKey(c)
   if (key && API_KEY.test(key)) throw new ApiError(403, 'send_only', 'this route takes a send key only (al_send_…), not an API key')
   if (!key || !SEND_KEY.test(key) || !SINK_ID.test(sinkId)) throw wrongKey()
+  if (!DEVICE_ID.test(deviceId)) throw new ApiError(400, 'invalid_device_id', 'a device id is 1–64 characters of A-Z a-z 0-9 . _ -')
   const header = c.req.header('idempotency-key')
   if (header !== undefined && !BATCH_ID.test(header)) {
     throw new ApiError(400, 'invalid_idempotency_key', 'send Idempotency-Key: 1–128 characters of A-Z a-z 0-9 . _ : - (or none: the route derives one)')

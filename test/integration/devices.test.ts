@@ -342,11 +342,13 @@ describe('the key, the batch id and the limits', () => {
     expect(await ledgerBatches(db, other.id)).toEqual([])
   })
 
-  it('an API key answers 403 send_only, however it comes', async () => {
+  it('an API key answers 403 send_only, however it comes, whatever the path', async () => {
     const readKey = await newApiKey('read')
     for (const key of [admin(), readKey]) {
       for (const auth of [{ query: key }, { basic: key }, { bearer: key }]) expectError(await ok(auth), 403, 'send_only')
     }
+    // The key is judged first: a path a device id cannot be (a template left unfilled) does not change that.
+    expectError(await deviceCall(sink.id, '%7Bdevice_id%7D', { auth: { bearer: readKey } }), 403, 'send_only')
   })
 
   it('honours an Idempotency-Key: the batch id; reused for another body 409; replayed 200 duplicate', async () => {
@@ -373,5 +375,11 @@ describe('the key, the batch id and the limits', () => {
     expect(await ledgerBatches(db, sink.id)).toEqual(before)
     const next = await ok({ basic: sink.sendKey })
     expect(next.status, next.text).toBe(202)
+  })
+  it('a HEAD (a link checker, a prefetch) answers 405 and stores nothing, whatever its query', async () => {
+    const before = await ledgerBatches(db, sink.id)
+    const res = await deviceCall(sink.id, 'dev-1', { method: 'HEAD', query: 'x=1&who=head', auth: { query: sink.sendKey } })
+    expect([res.status, res.headers.get('allow')]).toEqual([405, 'GET, POST'])
+    expect(await ledgerBatches(db, sink.id)).toEqual(before)
   })
 })

@@ -32,7 +32,7 @@ export function deviceFixtures(preset: string): DeviceFixture[] {
 export type DeviceAuth = { query: string } | { basic: string; user?: string } | { bearer: string } | null
 
 export interface DeviceRequest {
-  method?: 'GET' | 'POST'
+  method?: 'GET' | 'POST' | 'HEAD'
   /** The query without `?` and without the key. */
   query?: string
   body?: string | Uint8Array | null
