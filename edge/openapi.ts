@@ -89,7 +89,8 @@ const DEVICE_OPERATION: Operation = {
   requestBody: {
     required: false,
     content: {
-      'application/json': { schema: { oneOf: [OBJECT, array(OBJECT)] } },
+      // As on the send route, an array element that is not an object is a rejected row, not a refused request.
+      'application/json': { schema: { oneOf: [OBJECT, SEND_BODY] } },
       'application/x-www-form-urlencoded': { schema: OBJECT },
     },
   },
