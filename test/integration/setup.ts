@@ -6,21 +6,28 @@ import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { bootstrap } from '../../dev/bootstrap.ts'
 import { stackPorts } from '../../dev/ports.ts'
+import { buildRollerBundle, ROLLER_BUNDLE_ENV } from '../../dev/roller.ts'
 import { startVersitygw } from '../../dev/s3.ts'
 import { startStack } from '../../dev/stack.ts'
 import { freePortRun, freePorts } from '../support/ports.ts'
+import { startPythonForkServer } from '../support/python.ts'
 import type { StackInfo } from '../support/stack.ts'
 
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'lhbox-test-'))
   const secret = `test-secret-${Math.random().toString(36).slice(2)}`
+  // Every roller of the run (the stack's service and the tests' children) starts from one bundle.
+  process.env[ROLLER_BUNDLE_ENV] = await buildRollerBundle()
   // Its ports (LHBOX_DEV_PORT's layout) in a run checked free, below the ephemeral range: no connection
   // of the run takes one while the servers start (see test/support/ports.ts).
   const basePort = await freePortRun(Object.keys(await stackPorts(1)).length)
   const stack = await startStack({ dir, basePort, bootstrapSecret: secret, bucket: 'lhbox-test' })
   let gateway: Awaited<ReturnType<typeof startVersitygw>> | undefined
+  let python: Awaited<ReturnType<typeof startPythonForkServer>> | undefined
   try {
     gateway = await startVersitygw(dir, (await freePorts(1))[0], 'lhbox-gw')
+    // The interop scripts' Python, imported once for the whole run (the workers inherit its socket's name).
+    python = await startPythonForkServer(join(dir, 'python.sock'))
     const { apiKey, warehouse } = await bootstrap(stack.apiUrl, secret)
     const info: StackInfo = {
       dir,
@@ -35,11 +42,13 @@ export default async function setup(project: TestProject) {
     }
     project.provide('stack', info)
   } catch (err) {
+    await python?.stop()
     await gateway?.child.stop()
     await stack.stop()
     throw err
   }
   return async () => {
+    await python?.stop()
     await gateway?.child.stop()
     await stack.stop()
     if (!process.env.LHBOX_KEEP_TEST_DIR) rmSync(dir, { recursive: true, force: true })

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { isLosslessNumber, parseLossless } from '../../iceberg/spec/json.ts'
 import type { S3Config } from '../../iceberg/io/s3.ts'
+import { FORK_SOCKET_ENV, runForked, startForkServer, type ScriptRun } from './python-fork.ts'
 
 const run = promisify(execFile)
 
@@ -178,20 +179,46 @@ export interface RunPythonOptions {
 }
 
 /**
+ * Starts test/interop/fork_server.py on `socketPath` and names it in this process's environment, so
+ * that runPython here and in the processes started after (vitest's workers) runs scripts in its forks.
+ */
+export async function startPythonForkServer(socketPath: string): Promise<{ stop: () => Promise<void> }> {
+  const server = await startForkServer(await ensureVenv(), join(INTEROP_DIR, 'fork_server.py'), socketPath)
+  process.env[FORK_SOCKET_ENV] = socketPath
+  return server
+}
+
+/**
  * Runs a script of test/interop with the venv's python and parses its stdout losslessly.
  * Throws PythonError (with stderr) on a non-zero exit, and when stdout is not one JSON document.
  */
 export async function runPython(script: string, args: string[], env?: Record<string, string>, options: RunPythonOptions = {}): Promise<unknown> {
-  const python = await ensureVenv()
   const path = isAbsolute(script) ? script : join(INTEROP_DIR, script)
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((res, rej) => {
-    const child = spawn(python, [path, ...args], {
-      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+  const pyEnv = { PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', ...env }
+  const input = options.input ?? ''
+  const timeoutMs = options.timeoutMs ?? 120_000
+  const { code, stdout, stderr } = await runScript(path, args, pyEnv, input, timeoutMs)
+  if (code !== 0) throw new PythonError(script, code, stderr, stdout)
+  try {
+    return parseLossless(stdout)
+  } catch (e) {
+    throw new PythonError(script, code, `stdout is not one JSON document (${(e as Error).message}):\n${stdout.slice(0, 2000)}\n${stderr}`, stdout)
+  }
+}
+
+/** A script in a fork of the fork server when this process's environment names one, else in a new interpreter. */
+async function runScript(path: string, args: string[], env: Record<string, string>, input: string, timeoutMs: number): Promise<ScriptRun> {
+  const socket = process.env[FORK_SOCKET_ENV]
+  if (socket) return runForked(socket, { script: path, args, env, input }, timeoutMs)
+  return runSpawned(await ensureVenv(), path, args, env, input, timeoutMs)
+}
+
+function runSpawned(python: string, path: string, args: string[], env: Record<string, string>, input: string, timeoutMs: number): Promise<ScriptRun> {
+  return new Promise((res, rej) => {
+    const child = spawn(python, [path, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
     const out: Buffer[] = []
     const err: Buffer[] = []
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000)
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
     child.stdout.on('data', (b: Buffer) => out.push(b))
     child.stderr.on('data', (b: Buffer) => err.push(b))
     child.on('error', (e) => {
@@ -203,14 +230,8 @@ export async function runPython(script: string, args: string[], env?: Record<str
       res({ code: c, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })
     })
     child.stdin.on('error', () => {}) // the script may exit before reading
-    child.stdin.end(options.input ?? '')
+    child.stdin.end(input)
   })
-  if (code !== 0) throw new PythonError(script, code, stderr, stdout)
-  try {
-    return parseLossless(stdout)
-  } catch (e) {
-    throw new PythonError(script, code, `stdout is not one JSON document (${(e as Error).message}):\n${stdout.slice(0, 2000)}\n${stderr}`, stdout)
-  }
 }
 
 // ---- argument helpers -------------------------------------------------------------------------
@@ -250,9 +271,10 @@ export function toExact(value: unknown): any {
  * for tests that have Python write files and print one JSON line about them (paths and schemas).
  */
 export async function pythonInTempDir<T>(script: string, prefix: string): Promise<{ dir: string; out: T }> {
-  const python = await ensureVenv()
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  writeFileSync(join(dir, 'write.py'), script)
-  const { stdout } = await run(python, [join(dir, 'write.py'), dir], { maxBuffer: 1 << 24, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } })
+  const path = join(dir, 'write.py')
+  writeFileSync(path, script)
+  const { code, stdout, stderr } = await runScript(path, [dir], { PYTHONDONTWRITEBYTECODE: '1' }, '', 300_000)
+  if (code !== 0) throw new PythonError(path, code, stderr, stdout)
   return { dir, out: JSON.parse(stdout.trim().split('\n').at(-1)!) as T }
 }
