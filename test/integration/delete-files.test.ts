@@ -28,7 +28,7 @@ import { parseLossless, stringifyLossless } from '../../iceberg/spec/json.ts'
 import { freePorts } from '../support/ports.ts'
 import { ensureVenv, runPython, s3Args, toExact } from '../support/python.ts'
 import { ledgerStates, pyCatalogArgs, sinkSnapshots, type PyCatalog } from '../support/roller-check.ts'
-import { rollerEnv, rollerTick, type TickResult } from '../support/roller.ts'
+import { rollerEnv, tickInProcess, type TickResult } from '../support/roller.ts'
 import { bucket, createTable, database, intakeObjects, newSink, send, uid, type Column, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
@@ -79,7 +79,7 @@ async function sendOk(sink: Sink, rows: unknown[] | string, batchId = `b-${uid()
 }
 
 async function tick(sink: TestSink): Promise<TickResult> {
-  const t = await rollerTick({ sink: sink.id, rollerId: sink.rollerId })
+  const t = await tickInProcess({ sink: sink.id, rollerId: sink.rollerId })
   expect({ code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ code: 0, signal: null })
   return t
 }

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { deviceFixtures, type LedgerBatch, ledgerBatches, readerTz, sendFixture, wkbPoint, wkbPointHex, type DeviceFixture } from '../support/devices.ts'
 import { ensureVenv, PythonError, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
-import { holdSink, rollerTick } from '../support/roller.ts'
+import { holdSink, tickInProcess } from '../support/roller.ts'
 import { warehouseId } from '../support/roller-check.ts'
 import { bucket, database, intakeKey, intakeObjects, newSink, poll, uid, type Sink } from '../support/sinks.ts'
 import { stack } from '../support/stack.ts'
@@ -167,7 +167,7 @@ describe.each(Object.keys(PRESETS))('the %s preset, end to end', (name) => {
     })
 
   it('rolls (this file’s roller, forced) and PyIceberg reads exactly the fixtures’ rows, one per batch', async () => {
-    const t = await rollerTick({ sink: sink.id, rollerId: HOLDER })
+    const t = await tickInProcess({ sink: sink.id, rollerId: HOLDER })
     expect({ code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ code: 0, signal: null })
     await poll(async () => (await ledgerBatches(db, sink.id)).every((b) => b.state === 'committed'), 15_000, 'every batch committed')
     const select = [...Object.keys(preset.columns).filter((c) => !geometryCols.includes(c)), '__ingest_ts'].flatMap((c) => ['--select', c])

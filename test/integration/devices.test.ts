@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { deviceCall, ledgerBatches, readerTz, wkbPoint, wkbPointHex, type LedgerBatch } from '../support/devices.ts'
 import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
-import { holdSink, rollerTick } from '../support/roller.ts'
+import { holdSink, tickInProcess } from '../support/roller.ts'
 import { warehouseId } from '../support/roller-check.ts'
 import { bucket, createTable, database, expect401, intakeKey, intakeObjects, newSink, poll, postSink, uid, type Sink } from '../support/sinks.ts'
 import { call, expectError, newApiKey, stack } from '../support/stack.ts'
@@ -38,7 +38,7 @@ const patch = (sink: { id: string }, json: Record<string, unknown>) => call(`/v1
 
 async function roll(sink: Sink): Promise<LedgerBatch[]> {
   await poll(async () => (await ledgerBatches(db, sink.id)).every((b) => b.state !== 'receiving'), 15_000, 'every batch stored')
-  const t = await rollerTick({ sink: sink.id, rollerId: HOLDER })
+  const t = await tickInProcess({ sink: sink.id, rollerId: HOLDER })
   expect({ code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ code: 0, signal: null })
   return (await poll(async () => {
     const rows = await ledgerBatches(db, sink.id)

@@ -2,7 +2,7 @@
 // a batch; a null key is a row reject; a key that follows arrival time rewrites nothing.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
+import { tickInProcess } from '../support/roller.ts'
 import { scan, warehouseId } from '../support/roller-check.ts'
 import { newSink, send } from '../support/sinks.ts'
 import { stack } from '../support/stack.ts'
@@ -13,7 +13,7 @@ const cols = [
 ]
 
 async function tick(sinkId: string) {
-  const r = await rollerTick({ sink: sinkId, rollerId: `keyed-${sinkId}` })
+  const r = await tickInProcess({ sink: sinkId, rollerId: `keyed-${sinkId}` })
   expect(r.code, r.stdout + r.stderr).toBe(0)
   return r
 }

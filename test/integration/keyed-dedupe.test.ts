@@ -13,7 +13,7 @@ import { jsonLogger } from '../../roller/log.ts'
 import { loadConfig } from '../../roller/config.ts'
 import { dedupeTable } from '../../roller/dedupe.ts'
 import { ensureVenv, runPython, toExact } from '../support/python.ts'
-import { rollerEnv, rollerTick } from '../support/roller.ts'
+import { rollerEnv, tickInProcess } from '../support/roller.ts'
 import { pyAppend, pyCatalogArgs, scan, warehouseId, type PyCatalog } from '../support/roller-check.ts'
 import { newSink, poll, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -30,7 +30,7 @@ const cols = [
 ]
 
 async function tick(sinkId: string) {
-  const r = await rollerTick({ sink: sinkId, rollerId: `kdedupe-${sinkId}` })
+  const r = await tickInProcess({ sink: sinkId, rollerId: `kdedupe-${sinkId}` })
   expect(r.code, r.stdout + r.stderr).toBe(0)
   return r
 }

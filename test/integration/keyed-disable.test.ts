@@ -7,7 +7,7 @@ import { SqlCatalog } from '../../iceberg/catalog/sql.ts'
 import { S3FileIO } from '../../iceberg/io/file-io.ts'
 import { currentSchema } from '../../iceberg/spec/metadata.ts'
 import { ensureVenv } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
+import { tickInProcess } from '../support/roller.ts'
 import { ledgerStates, scan, warehouseId } from '../support/roller-check.ts'
 import { database, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -32,7 +32,7 @@ const cols = [
 ]
 
 async function tick(sinkId: string, env: Record<string, string> = {}, rollerId = `kdisable-${sinkId}`) {
-  const r = await rollerTick({ sink: sinkId, rollerId, env })
+  const r = await tickInProcess({ sink: sinkId, rollerId, env })
   expect(r.code, r.stdout + r.stderr).toBe(0)
   return r
 }

@@ -11,7 +11,7 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts'
 import { ensureVenv } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
+import { tickInProcess } from '../support/roller.ts'
 import { ledgerStates, proxiedWarehouse, scan } from '../support/roller-check.ts'
 import { bucket, database, intakeKey, newSink, send } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -38,7 +38,7 @@ afterAll(async () => {
 })
 
 async function tick(sinkId: string) {
-  const r = await rollerTick({ sink: sinkId, rollerId: `korder-${sinkId}` })
+  const r = await tickInProcess({ sink: sinkId, rollerId: `korder-${sinkId}` })
   expect(r.code, r.stdout + r.stderr).toBe(0)
   return r
 }

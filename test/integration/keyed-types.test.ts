@@ -1,16 +1,16 @@
 // Keyed sinks, the key itself (issue 6, "Done when"): a null in a key column is a row reject key_null
 // (its rejects line names the field); a composite key (a string and a long); a string key and an int
 // key; the bounds pruning, shown by lakehousebox.sink.key_files_read in the snapshot summary.
-// Every table is read back with PyIceberg.
+// Every table is read back with PyIceberg. The tests share nothing (a sink and a table each): they run at once.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
+import { tickInProcess } from '../support/roller.ts'
 import { pyAppend, scan, warehouseId } from '../support/roller-check.ts'
 import { bucket, createTable, newSink, send, uid, type Column, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 async function tick(sinkId: string) {
-  const r = await rollerTick({ sink: sinkId, rollerId: `keyed-types-${sinkId}` })
+  const r = await tickInProcess({ sink: sinkId, rollerId: `keyed-types-${sinkId}` })
   expect(r.code, r.stdout + r.stderr).toBe(0)
   return r
 }
@@ -42,7 +42,7 @@ const tuples = (rows: Array<Record<string, any>>, cols: string[]) => {
 // inside a test's own time.
 beforeAll(() => ensureVenv(), 15 * 60_000)
 
-describe('key_null', () => {
+describe.concurrent('key_null', () => {
   it('a row with a null (or a missing value) in a key column is rejected key_null, naming the field; the others roll', async () => {
     const cols: Column[] = [
       { name: 'x', type: 'string' },
@@ -77,7 +77,7 @@ describe('key_null', () => {
   })
 })
 
-describe('key_null on a required key column', () => {
+describe.concurrent('key_null on a required key column', () => {
   it('a null or a missing value in a required key column is key_null too (not missing_required); other rejects of the row stay', async () => {
     const cols: Column[] = [
       { name: 'x', type: 'long', required: true },
@@ -103,7 +103,7 @@ describe('key_null on a required key column', () => {
   })
 })
 
-describe('edges of a keyed roll', () => {
+describe.concurrent('edges of a keyed roll', () => {
   it('a roll whose every row is key_null commits nothing; its batch is consumed, the rejects kept', async () => {
     const sink = await newSink(stack().adminKey, {
       tableSpec: {
@@ -156,7 +156,7 @@ describe('edges of a keyed roll', () => {
   })
 })
 
-describe('the key columns', () => {
+describe.concurrent('the key columns', () => {
   it('a composite key (a string and a long): rows are replaced only when both match', async () => {
     const cols: Column[] = [
       { name: 'x', type: 'string', required: true },
@@ -275,7 +275,7 @@ describe('the key columns', () => {
   })
 })
 
-describe('every key type', () => {
+describe.concurrent('every key type', () => {
   // One column per key type: a roll of v1, then a roll replacing the same keys — each value must read
   // back from the table's files as the same key the validated row has.
   const TYPES: Array<[string, unknown, unknown]> = [
@@ -310,7 +310,7 @@ describe('every key type', () => {
   })
 })
 
-describe('the bounds pruning', () => {
+describe.concurrent('the bounds pruning', () => {
   const summaries = (s: Awaited<ReturnType<typeof scan>>, sinkId: string) =>
     s.snapshots.filter((x) => x.summary['lakehousebox.sink.id'] === sinkId).map((x) => x.summary)
 

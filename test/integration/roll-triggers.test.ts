@@ -8,7 +8,7 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
-import { holdSink, rollerTick } from '../support/roller.ts'
+import { holdSink, tickInProcess } from '../support/roller.ts'
 import { scan, warehouseId } from '../support/roller-check.ts'
 import { database, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -126,7 +126,7 @@ describe('a backlog past 1,000 batches', () => {
     await sendMany(sink, late, 1000)
     expect((await view(sink)).lag.batches).toBe(1050)
 
-    const first = await rollerTick({ sink: sink.id, rollerId: HOLDER })
+    const first = await tickInProcess({ sink: sink.id, rollerId: HOLDER })
     expect(first.code, first.stderr).toBe(0)
     const states = new Map((await ledger(db, sink.id)).map((r) => [r.batch_id as string, r.state as string]))
     expect(early.filter((id) => states.get(id) !== 'committed')).toEqual([])
@@ -134,7 +134,7 @@ describe('a backlog past 1,000 batches', () => {
     const once = await scan({ sql: whId }, sink.table)
     expect(once.rows.map((r) => Number(r.x)).sort((a, b) => a - b)).toEqual(early.map((_, i) => i))
 
-    const second = await rollerTick({ sink: sink.id, rollerId: HOLDER })
+    const second = await tickInProcess({ sink: sink.id, rollerId: HOLDER })
     expect(second.code, second.stderr).toBe(0)
     const all = await scan({ sql: whId }, sink.table)
     expect(all.rows.map((r) => Number(r.x)).sort((a, b) => a - b)).toEqual(Array.from({ length: 1050 }, (_, i) => i))

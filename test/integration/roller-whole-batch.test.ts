@@ -2,7 +2,7 @@
 // than a producer may send (batch_too_large, not read) is rejected whole; the sink goes on.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
+import { tickInProcess } from '../support/roller.ts'
 import { expectExactlyOnce, scan, warehouseId } from '../support/roller-check.ts'
 import { bucket, intakeKey, intakeObjects, newSink, send } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -40,7 +40,7 @@ describe('whole-batch rejects', () => {
     await bucket().put(intakeKey(sink.id, 'too-big'), big, { contentType: 'application/x-ndjson', metadata: { received, rows: '7', sink: sink.id } })
     expect((await send(sink, [{ x: 4 }], { batchId: 'good-2' })).status).toBe(202)
 
-    const tick = await rollerTick({ sink: sink.id, rollerId: `whole-${sink.id}` })
+    const tick = await tickInProcess({ sink: sink.id, rollerId: `whole-${sink.id}` })
     expect(tick.code, tick.stdout + tick.stderr).toBe(0)
 
     expect(await rejectsOf(sink.id, 'bad-utf8')).toEqual([

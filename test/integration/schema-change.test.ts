@@ -23,7 +23,7 @@ import { parseLossless } from '../../iceberg/spec/json.ts'
 import { freePorts } from '../support/ports.ts'
 import { ensureVenv, runPython, toExact } from '../support/python.ts'
 import { ledgerStates, pyCatalogArgs, sinkSnapshots, warehouseId, type PyCatalog } from '../support/roller-check.ts'
-import { rollerTick, type TickResult } from '../support/roller.ts'
+import { tickInProcess, type TickResult } from '../support/roller.ts'
 import { bucket, createTable, database, intakeObjects, newSink, send, uid, type Column, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
@@ -59,7 +59,7 @@ async function sendLines(sink: Sink, lines: string[]): Promise<string> {
 }
 
 async function tick(sink: TestSink, rollerId = sink.rollerId): Promise<TickResult> {
-  const t = await rollerTick({ sink: sink.id, rollerId })
+  const t = await tickInProcess({ sink: sink.id, rollerId })
   expect({ code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ code: 0, signal: null })
   return t
 }

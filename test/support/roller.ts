@@ -43,6 +43,24 @@ export function rollerTick(
   return runRoller(args, opts)
 }
 
+/**
+ * The same forced tick (`tick --force --sink ID`) by the roller in this process: a fresh createRoller
+ * (no scan threads), closed after; its answer shaped as the child's would be (exit code 1 when a roll
+ * failed, the JSON log lines, "tick done" last). For the rolls a test only needs done: no process to
+ * start, and its code stays warm from one roll to the next.
+ */
+export async function tickInProcess(opts: { sink: string; rollerId?: string; env?: Record<string, string> }): Promise<TickResult> {
+  const p = inProcessRoller({ ...(opts.rollerId ? { LHBOX_ROLLER_ID: opts.rollerId } : {}), ...opts.env })
+  try {
+    const result = await p.roller.tick({ sink: opts.sink, force: true })
+    p.logs.push({ level: 'info', msg: 'tick done', ...result })
+    const stdout = p.logs.map((l) => `${JSON.stringify(l)}\n`).join('')
+    return { code: result.failed > 0 ? 1 : 0, signal: null, stdout, stderr: '', logs: p.logs }
+  } finally {
+    await p.roller.close()
+  }
+}
+
 /** `roller/main.ts maintain --sink ID`: the sweep of one sink's table, under its lease. */
 export function rollerMaintain(opts: { sink: string; killAt?: string; rollerId?: string; env?: Record<string, string> }): Promise<TickResult> {
   return runRoller(['maintain', '--sink', opts.sink], opts)
