@@ -7,7 +7,7 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
-import { rollerTick } from '../support/roller.ts'
+import { rollerTick, tickInProcess } from '../support/roller.ts'
 import { ledgerStates, scan, warehouseId } from '../support/roller-check.ts'
 import { bucket, database, intakeKey, newSink, send, uid } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -61,7 +61,7 @@ describe('the crash matrix of a keyed roll', () => {
           )
         ).status,
       ).toBe(202)
-      const t0 = await rollerTick({ sink: sink.id, rollerId })
+      const t0 = await tickInProcess({ sink: sink.id, rollerId })
       expect(t0.code, t0.stdout + t0.stderr).toBe(0)
 
       // Three batches, in arrival order: A replaces 1..3, B replaces 2..3 (over A), C replaces 3 and adds 6.
@@ -111,7 +111,7 @@ describe('the crash matrix of a keyed roll', () => {
       const late = `kD-${uid()}`
       expect((await send(sink, [{ x: 3, who: 'D' }], { batchId: late })).status).toBe(202)
       for (const n of [1, 2]) {
-        const t = await rollerTick({ sink: sink.id, rollerId })
+        const t = await tickInProcess({ sink: sink.id, rollerId }) // restarted (in this process), same id
         expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
       }
 

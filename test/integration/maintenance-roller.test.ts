@@ -22,7 +22,7 @@ import { createRoller, type Roller } from '../../roller/loop.ts'
 import { RollerMetrics } from '../../roller/metrics.ts'
 import { ensureVenv, runPython, toExact } from '../support/python.ts'
 import { expectExactlyOnce, ledgerStates, proxiedWarehouse, pyCatalogArgs, sinkSnapshots, warehouseId, type PyCatalog } from '../support/roller-check.ts'
-import { rollerEnv, rollerTick } from '../support/roller.ts'
+import { rollerEnv, rollerTick, tickInProcess } from '../support/roller.ts'
 import { bucket, createTable, database, intakeKey, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { stack } from '../support/stack.ts'
 
@@ -399,8 +399,8 @@ describe('a roller stopped before its marker was deleted', () => {
     const expected = [...range(0, 24), ...range(1000, 21)]
     expect(countsByX(expired.rows)).toEqual(once(expected))
 
-    // The restart (same roller id: the killed one's lease is still in place).
-    const restarted = await rollerTick({ sink: sink.id, rollerId })
+    // The restart, in this process (same roller id: the killed one's lease is still in place).
+    const restarted = await tickInProcess({ sink: sink.id, rollerId })
     expect({ code: restarted.code, signal: restarted.signal }, restarted.stdout + restarted.stderr).toEqual({ code: 0, signal: null })
     expect(restarted.logs.filter((l) => l.msg === 'repaired a consumed batch' && l.source === 'marker')).toHaveLength(left.length)
 

@@ -23,7 +23,7 @@ import { addColumnsChange } from '../../iceberg/transaction/changes.ts'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts'
 import { ensureVenv, runPython, s3Args, toExact } from '../support/python.ts'
 import { expectExactlyOnce, ledgerStates, proxiedWarehouse, scan, sinkSnapshots, warehouseId, type Scan } from '../support/roller-check.ts'
-import { holdSink, inProcessRoller, killThenRestart, rollerEnv, rollerMaintain, rollerTick } from '../support/roller.ts'
+import { holdSink, inProcessRoller, killThenRestart, rollerEnv, rollerMaintain, rollerTick, tickInProcess } from '../support/roller.ts'
 import { bucket, createTable, database, intakeObjects, newSink, poll, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
@@ -212,7 +212,7 @@ describe.concurrent('a dedupe killed', () => {
       expect((await rollerView(sink.id)).lease?.owner).toBe(rollerId) // the dead roller's: the restart's own id takes it
 
       for (const n of [1, 2]) {
-        const t = await rollerTick({ sink: sink.id, rollerId, env: ENV })
+        const t = await tickInProcess({ sink: sink.id, rollerId, env: ENV })
         expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
       }
       const s = await scan(wh, sink.table)
@@ -342,7 +342,7 @@ describe.concurrent('a v3 roll whose batches are recorded one by one', () => {
     expect((await batchKeys(sink.id)).length).toBe(3)
 
     for (const n of [1, 2]) {
-      const t = await rollerTick({ sink: sink.id, rollerId, env: ENV })
+      const t = await tickInProcess({ sink: sink.id, rollerId, env: ENV })
       expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
     }
     // Every row of a, b, c once in its rejects (the writer's refusal or the row's own reason); nothing committed.

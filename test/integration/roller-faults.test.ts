@@ -13,7 +13,7 @@ import { startRestCatalog, type RestCatalogServer } from '../../dev/rest-catalog
 import { startFaultProxy, type FaultAction, type FaultProxy } from '../support/fault-proxy.ts'
 import { ensureVenv } from '../support/python.ts'
 import { expectExactlyOnce, ledgerStates, proxiedWarehouse, rowsOf, scan, sinkSnapshots, type PyCatalog } from '../support/roller-check.ts'
-import { rollerTick, type TickResult } from '../support/roller.ts'
+import { rollerTick, tickInProcess, type TickResult } from '../support/roller.ts'
 import { bucket, createTable, database, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
@@ -36,7 +36,9 @@ afterAll(async () => {
 // One roller id per sink: a tick that ends keeps its lease (no report), so the next tick is the same
 // roller coming back, as `run` does every 10 s; another roller would wait out the lease.
 type TestSink = Sink & { catalog: PyCatalog; rollerId: string }
-const tick = (sink: TestSink, killAt?: string) => rollerTick({ sink: sink.id, rollerId: sink.rollerId, killAt })
+// A kill needs the roller in a child process; any other tick runs in this one.
+const tick = (sink: TestSink, killAt?: string) =>
+  killAt ? rollerTick({ sink: sink.id, rollerId: sink.rollerId, killAt }) : tickInProcess({ sink: sink.id, rollerId: sink.rollerId })
 
 async function sinkOn(warehouse: string, catalog: PyCatalog, namespace?: string): Promise<TestSink> {
   const key = stack().adminKey

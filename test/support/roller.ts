@@ -51,11 +51,14 @@ export function rollerTick(
  */
 export async function tickInProcess(opts: { sink: string; rollerId?: string; env?: Record<string, string> }): Promise<TickResult> {
   const p = inProcessRoller({ ...(opts.rollerId ? { LHBOX_ROLLER_ID: opts.rollerId } : {}), ...opts.env })
+  const lines = () => p.logs.map((l) => `${JSON.stringify(l)}\n`).join('')
   try {
     const result = await p.roller.tick({ sink: opts.sink, force: true })
-    p.logs.push({ level: 'info', msg: 'tick done', ...result })
-    const stdout = p.logs.map((l) => `${JSON.stringify(l)}\n`).join('')
-    return { code: result.failed > 0 ? 1 : 0, signal: null, stdout, stderr: '', logs: p.logs }
+    p.logs.push({ level: 'info', msg: 'tick done', roller: p.id, ...result })
+    return { code: result.failed > 0 ? 1 : 0, signal: null, stdout: lines(), stderr: '', logs: p.logs }
+  } catch (err) {
+    // What the child does with an error tick() throws: it ends with code 1, the error on stderr.
+    return { code: 1, signal: null, stdout: lines(), stderr: (err as Error).stack ?? String(err), logs: p.logs }
   } finally {
     await p.roller.close()
   }
@@ -93,7 +96,7 @@ function runRoller(args: string[], opts: { killAt?: string; rollerId?: string; e
 /**
  * The roller killed at each of `kills` (each tick must die by SIGKILL), the first `deletedByHand`
  * batches deleted by the test (a DeleteObjects the store applied in part), then two healthy ticks
- * under the same roller id (a restarted service; the dead roller's lease is still held). `afterKills`
+ * under the same roller id (a restarted service, in this process; the dead roller's lease is still held). `afterKills`
  * looks at what the kills left, before the restart.
  */
 export async function killThenRestart(
@@ -115,7 +118,7 @@ export async function killThenRestart(
   }
   await opts.afterKills?.()
   for (const n of [1, 2]) {
-    const t = await rollerTick({ sink: sinkId, rollerId, env })
+    const t = await tickInProcess({ sink: sinkId, rollerId, env })
     expect({ n, code: t.code, signal: t.signal }, t.stdout + t.stderr).toEqual({ n, code: 0, signal: null })
   }
 }
@@ -146,7 +149,7 @@ export function inProcessRoller(env: Record<string, string> = {}, checkpoint: (n
   const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `inproc-${uid()}`, LHBOX_ROLLER_SCAN_THREADS: '0', ...env }))
   const roller = createRoller(
     config,
-    jsonLogger({}, (l) => logs.push(JSON.parse(l))),
+    jsonLogger({ roller: config.rollerId }, (l) => logs.push(JSON.parse(l))),
     new RollerMetrics(),
     checkpoint,
   )
