@@ -8,6 +8,9 @@ export const sinkPrefix = (sinkId: string) => `_sink/${sinkId}/`
 /** A batch waiting in the intake, stored by the send route. */
 export const batchKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/${batchId}.ndjson`
 
+/** A scheduled SQL run's result, waiting in the intake like a producer's batch (roller/feeds/sql.ts). */
+export const parquetBatchKey = (sinkId: string, batchId: string) => `_sink/${sinkId}/${batchId}.parquet`
+
 /** The rejects of a sink; DuckDB reads them with read_json('s3://<bucket>/_sink/<id>/rejects/*.ndjson'). */
 export const rejectsPrefix = (sinkId: string) => `_sink/${sinkId}/rejects/`
 
@@ -24,6 +27,7 @@ export function intakeEntry(sinkId: string, key: string): { kind: 'batch'; batch
   const rest = key.slice(prefix.length)
   if (rest.startsWith('committed/') && rest.endsWith('.json')) return { kind: 'marker' }
   if (!rest.includes('/') && rest.endsWith('.ndjson')) return { kind: 'batch', batchId: rest.slice(0, -'.ndjson'.length) }
+  if (!rest.includes('/') && rest.endsWith('.parquet')) return { kind: 'batch', batchId: rest.slice(0, -'.parquet'.length) }
   return null
 }
 

@@ -56,6 +56,20 @@ export const SinkView = v.object({
   ledger_pending: v.array(v.string()),
   due: v.boolean(),
   dedupe_requested_at: v.nullable(v.string()),
+  /**
+   * A feed the roller runs (contract/feeds.ts): its settings and `run`, the run due now (its id is its
+   * slot, or the time a run was asked for), or null when none is due.
+   */
+  feed: v.nullable(
+    v.object({
+      kind: v.picklist(['sql', 'files']),
+      query: v.optional(v.string()),
+      prefix: v.optional(v.string()),
+      pattern: v.optional(v.nullable(v.string())),
+      every_seconds: v.number(),
+      run: v.nullable(v.object({ run_id: v.string(), manual: v.boolean() })),
+    }),
+  ),
   lease: v.nullable(v.object({ owner: v.string(), expires_at: v.string() })),
 })
 export type SinkView = v.InferOutput<typeof SinkView>
@@ -81,6 +95,20 @@ export const RollReport = v.object({
   /** Set: the sink is disabled with this reason (an upsert_* one when its key cannot be applied). */
   disabled_reason: v.optional(v.nullable(v.string())),
   dedupe: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  /** A feed's run (contract/feeds.ts): done (rows committed), found done already, or failed with its error. */
+  feed_run: v.optional(
+    v.nullable(
+      v.object({
+        run_id: v.string(),
+        manual: v.boolean(),
+        outcome: v.picklist(['ok', 'done_before', 'failed']),
+        at: v.string(),
+        rows: v.number(),
+        seconds: v.number(),
+        error: v.nullable(v.string()),
+      }),
+    ),
+  ),
   /** Release the lease (false: a dedupe runs next under the same lease and its report releases it). */
   release: v.optional(v.boolean(), true),
   /** `maintenance`: the end of a sweep, which only releases the lease (nothing else may be reported; not a roll). */
@@ -94,3 +122,8 @@ export type RollReportBody = v.InferOutput<typeof RollReport>
 /** POST /internal/sinks/{id}/roll answers. */
 export const RollAnswer = v.object({ ok: v.literal(true), batches_committed: v.number() })
 export type RollAnswer = v.InferOutput<typeof RollAnswer>
+
+/** POST /sql/check on the roller's port: is this one DuckDB SELECT? (The edge asks at create and PATCH.) */
+export const SqlCheck = v.object({ query: v.string() })
+export const SqlCheckAnswer = v.object({ ok: v.boolean(), error: v.nullable(v.string()) })
+export type SqlCheckAnswer = v.InferOutput<typeof SqlCheckAnswer>

@@ -80,6 +80,14 @@ export const sinks = pgTable(
     rejects: jsonb('rejects'),
     // The device route's settings: {mapping, require, strip} as set and `compiled` (edge/devices/compile.ts).
     device: jsonb('device'),
+    // A feed the roller runs itself instead of a producer (roller/feeds): {kind: 'sql', query, every_seconds}
+    // or {kind: 'files', prefix, every_seconds, pattern}; null for a send sink.
+    feed: jsonb('feed'),
+    // When the next scheduled run is due; a run asked for now (POST /v1/sinks/{id}/run) until it is done.
+    feedNextRunAt: timestamp('feed_next_run_at', { withTimezone: true, mode: 'date' }),
+    feedRunRequestedAt: timestamp('feed_run_requested_at', { withTimezone: true, mode: 'string', precision: 3 }),
+    // The last run as the roller reported it: {run_id, at, rows, seconds, error}.
+    feedLastRun: jsonb('feed_last_run'),
     createdAt: createdAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
   },

@@ -15,6 +15,8 @@ export interface Env {
   S3_REGION: string
   S3_ACCESS_KEY_ID: string
   S3_SECRET_ACCESS_KEY: string
+  /** Where DuckDB's parser checks a scheduled SQL sink's query: the roller's POST /sql/check. Unset: each run checks it. */
+  LHBOX_SQL_CHECK_URL?: string
 }
 
 /** Who called a /v1 route: an API key of one project, at its level (auth.ts sets it). */

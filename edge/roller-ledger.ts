@@ -8,11 +8,13 @@ import { iso, LAG } from './ledger-sql.ts'
 export type RollerSinkRow = Record<string, any> & { warehouse: WarehouseRow }
 
 // Due: roll_seconds since the oldest waiting batch, roll_bytes waiting, inactivity_seconds since the
-// newest, 1,000 batches waiting, or a dedupe request — whichever first.
+// newest, 1,000 batches waiting, a dedupe request, or a feed's run (its slot, or one asked for) — whichever first.
 const SELECT = `
 select s.id, s.name, s.project_id, s.state, s.table_namespace, s.table_name, s.roll_seconds, s.roll_bytes,
        s.inactivity_seconds, s.key_columns, s.lease_owner, ${iso('s.lease_expires_at')} as lease_expires_at,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at,
+       s.feed, round(extract(epoch from s.feed_run_requested_at) * 1000)::float8 as feed_requested_ms,
+       s.feed_next_run_at <= now() as feed_scheduled_due, extract(epoch from now())::float8 * 1000 as now_ms,
        w.id as w_id, w.project_id as w_project_id, w.name as w_name, w.catalog as w_catalog, w.bucket as w_bucket,
        w.endpoint as w_endpoint, w.region as w_region, w.prefix as w_prefix, w.maintenance as w_maintenance, w.created_at as w_created_at,
        array(select b.batch_id from batches b where b.sink_id = s.id and b.state in ('receiving', 'pending')
@@ -22,7 +24,8 @@ select s.id, s.name, s.project_id, s.state, s.table_namespace, s.table_name, s.r
            lag.oldest <= now() - make_interval(secs => s.roll_seconds)
         or lag.bytes >= s.roll_bytes
         or (s.inactivity_seconds is not null and lag.newest <= now() - make_interval(secs => s.inactivity_seconds))
-        or lag.batches >= 1000)) or s.dedupe_requested_at is not null as due
+        or lag.batches >= 1000)) or s.dedupe_requested_at is not null
+       or (s.feed is not null and (s.feed_run_requested_at is not null or s.feed_next_run_at <= now())) as due
 from sinks s
 join warehouses w on w.id = s.warehouse_id
 ${LAG}
@@ -139,4 +142,27 @@ export async function pruneLedger(db: EdgeDb): Promise<number> {
        or (state = 'discarded' and received_at < now() - interval '7 days')`,
   )
   return rowCount ?? 0
+}
+
+/**
+ * A feed's run as the roller reported it: last_run, and the schedule moved on — the next slot after a
+ * scheduled run (done, found done, or failed: a failing query keeps its schedule), or the request
+ * cleared after a run asked for.
+ */
+export async function applyFeedRun(db: EdgeDb, sinkId: string, run: NonNullable<RollReportBody['feed_run']>): Promise<void> {
+  const at = new Date(run.run_id)
+  await db.$client.query(
+    `update sinks set
+       feed_last_run = $2::jsonb,
+       feed_next_run_at = case when $3 then feed_next_run_at
+         else greatest(to_timestamp($4::float8 / 1000) + make_interval(secs => (feed->>'every_seconds')::int), feed_next_run_at) end,
+       feed_run_requested_at = case when $3 and round(extract(epoch from feed_run_requested_at) * 1000) <= $4::float8 then null else feed_run_requested_at end
+     where id = $1 and feed is not null`,
+    [
+      sinkId,
+      JSON.stringify({ run_id: run.run_id, at: run.at, rows: run.rows, seconds: run.seconds, error: run.error, outcome: run.outcome }),
+      run.manual,
+      at.getTime(),
+    ],
+  )
 }

@@ -7,7 +7,8 @@ import { iso, LAG } from './ledger-sql.ts'
 // `where` is one of the fixed clauses below, never caller text.
 const SELECT = `
 select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
-       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.last_roll, s.rejects, s.dedupe_last,
+       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
+       ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.rejects, s.dedupe_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
        w.name as warehouse, w.bucket,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
@@ -61,7 +62,17 @@ export function sinkView(r: SinkRow, apiOrigin: string) {
     last_roll: r.last_roll,
     rejects: { ...rejects, prefix: `s3://${r.bucket}/${rejectsPrefix(r.id)}` },
     dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last },
+    kind: r.feed?.kind ?? 'send',
+    ...feedView(r),
     created_at: r.created_at,
     deleted_at: r.deleted_at,
   }
+}
+
+/** A feed sink's settings and schedule: `sql {query, …}` or `files {prefix, pattern, …}`, with next_run_at and last_run. */
+function feedView(r: SinkRow): { sql?: Record<string, unknown>; files?: Record<string, unknown>; run_requested_at?: string | null } {
+  if (!r.feed) return {}
+  const { kind, ...settings } = r.feed
+  const schedule = { next_run_at: r.feed_next_run_at, last_run: r.feed_last_run ?? null }
+  return { [kind]: { ...settings, ...schedule }, run_requested_at: r.feed_run_requested_at }
 }

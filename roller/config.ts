@@ -1,5 +1,6 @@
 // The roller's configuration, from the environment (README "Roller").
 import { availableParallelism, hostname } from 'node:os'
+import type { SqlLimits } from './feeds/sql.ts'
 
 export interface RollerConfig {
   /** The edge's base URL (its /internal routes). */
@@ -27,6 +28,8 @@ export interface RollerConfig {
   maxRewriteBytes: number
   /** Threads that scan batches beside the main thread; 0 scans on the main thread. */
   scanThreads: number
+  /** Scheduled SQL runs (roller/feeds/sql.ts): DuckDB's limits per run and where httpfs is loaded from. */
+  sql: SqlLimits
   /** Commit retries after a conflict (the spec: 5 attempts, 0.5–8 s backoff). */
   retry: { attempts: number; minBackoffMs: number; maxBackoffMs: number }
 }
@@ -58,6 +61,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
       maxSnapshotAgeMs: Number(env.LHBOX_MAINTENANCE_RETAIN_HOURS ?? 168) * 3600_000,
       targetFileSizeBytes: Number(env.LHBOX_MAINTENANCE_TARGET_FILE_BYTES ?? 128 * 1024 * 1024),
       orphanOlderThanMs: Number(env.LHBOX_MAINTENANCE_ORPHAN_HOURS ?? 24) * 3600_000,
+    },
+    sql: {
+      memoryLimit: env.LHBOX_SQL_MEMORY_LIMIT ?? '512MB',
+      timeoutSeconds: Number(env.LHBOX_SQL_TIMEOUT_SECONDS ?? 300),
+      threads: Number(env.LHBOX_SQL_THREADS ?? 2),
+      httpfsPath: env.LHBOX_DUCKDB_HTTPFS || undefined,
+      maxBatchBytes: Number(env.LHBOX_SQL_MAX_BATCH_BYTES ?? 256 * 1024 * 1024),
     },
     retry: {
       attempts: 5,

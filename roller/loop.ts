@@ -8,7 +8,8 @@ import { errorText, type Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
 import { maintainTable } from './maintain.ts'
-import { roll } from './roll.ts'
+import { roll, type RollContext } from './roll.ts'
+import { FeedWaits, runFeed, type FeedRunReport } from './feeds/run.ts'
 import { ScanPool } from './scan-pool.ts'
 
 export interface Roller {
@@ -50,7 +51,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       return checkpoint(name)
     }
     try {
-      const result = await roll(sink, {
+      const rollCtx: RollContext = {
         rollId,
         rollerId: config.rollerId,
         catalog: warehouses.catalog(sink),
@@ -63,7 +64,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         log: slog,
         checkpoint: timed,
         report: (r) => api.report(sink.id, r),
-      })
+      }
+      const result = await roll(sink, rollCtx)
       if (sink.dedupe_requested_at && sink.key) {
         // The dedupe asked for runs once, at this tick, after the roll; its answer goes to dedupe.last.
         const dedupe = await dedupeTable(sink, warehouses.catalog(sink), {
@@ -74,8 +76,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
           checkpoint: timed,
         })
         slog.info('dedupe', dedupe)
-        await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], dedupe, release: true })
+        await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], dedupe, release: !sink.feed?.run })
       }
+      if (sink.feed?.run) await runFeedOf(sink, rollCtx, slog)
       metrics.rolls.inc({ outcome: 'ok' })
       metrics.rowsCommitted.inc(result.rows)
       metrics.rowsRejected.inc(result.rejectedRows)
@@ -99,6 +102,24 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     } finally {
       end()
     }
+  }
+
+  /** The feed's run due now (roller/feeds/run.ts), after the roll of what waited; its report releases the lease. */
+  async function runFeedOf(sink: SinkView, rollCtx: RollContext, slog: Logger): Promise<void> {
+    const due = sink as Parameters<typeof runFeed>[0]
+    const release = { roller: config.rollerId, roll_id: rollCtx.rollId, consumed: [], repaired: [], release: true }
+    let run: FeedRunReport
+    try {
+      run = await runFeed(due, { ...rollCtx, log: slog, sql: config.sql, roll: () => roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed` }) })
+    } catch (err) {
+      if (!(err instanceof FeedWaits)) throw err
+      slog.info('feed run waits', { run_id: due.feed.run.run_id, reason: err.message })
+      await api.report(sink.id, release)
+      return
+    }
+    ;(due.feed.kind === 'sql' ? metrics.sqlRuns : metrics.filesRuns).inc({ outcome: run.outcome })
+    slog[run.outcome === 'failed' ? 'error' : 'info'](`${due.feed.kind} run ${run.outcome}`, { ...run })
+    await api.report(sink.id, { ...release, feed_run: run })
   }
 
   /** Leases taken by a tick that stops before rolling these sinks: released, so another roller may roll them now. */

@@ -4,6 +4,7 @@ import { loadConfig } from './config.ts'
 import { errorText, jsonLogger } from './log.ts'
 import { createRoller } from './loop.ts'
 import { RollerMetrics, serveMetrics } from './metrics.ts'
+import { sqlCheckHandler } from './feeds/sql-check.ts'
 
 /**
  * Crash points for the exactly-once tests: LHBOX_ROLLER_KILL_AT=<checkpoint>[:<n>] kills this
@@ -45,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
     return result.failed > 0 ? 1 : 0
   }
 
-  const server = config.metricsPort ? serveMetrics(metrics, config.metricsPort) : null
+  const server = config.metricsPort ? serveMetrics(metrics, config.metricsPort, sqlCheckHandler(config.bootstrapSecret)) : null
   let stopping = false
   let wake: () => void = () => undefined
   // SIGTERM: no new roll (or sweep of another table) starts, the current one finishes (every step is safe

@@ -1,5 +1,5 @@
 // Prometheus metrics and the roller's /healthz, on LHBOX_ROLLER_PORT.
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { SinkView } from './api.ts'
 
@@ -49,6 +49,18 @@ export class RollerMetrics {
     buckets: [0.5, 1, 5, 15, 60, 300, 900],
     registers: [this.registry],
   })
+  readonly sqlRuns = new Counter({
+    name: 'lhbox_sql_runs_total',
+    help: 'Scheduled SQL runs by outcome (ok, done_before: the slot was committed already, failed)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  })
+  readonly filesRuns = new Counter({
+    name: 'lhbox_files_runs_total',
+    help: 'Files-to-rows runs by outcome (ok, done_before, failed)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  })
   lastTickAt: Date | null = null
 
   /**
@@ -74,9 +86,11 @@ export class RollerMetrics {
   }
 }
 
-export function serveMetrics(metrics: RollerMetrics, port: number): Server {
+/** Also on the port: POST /sql/check (roller/feeds/sql-check.ts), when given. */
+export function serveMetrics(metrics: RollerMetrics, port: number, sqlCheck?: (req: IncomingMessage, res: ServerResponse) => void): Server {
   const server = createServer(async (req, res) => {
-    if (req.url === '/metrics') {
+    if (req.url === '/sql/check' && sqlCheck) sqlCheck(req, res)
+    else if (req.url === '/metrics') {
       res.writeHead(200, { 'content-type': metrics.registry.contentType })
       res.end(await metrics.registry.metrics())
     } else if (req.url === '/healthz') {

@@ -431,8 +431,8 @@ async function finishRoll(
           }
         : null,
     rejects: { rows: rejectedRows, batches: checked.filter((b) => b.rejected > 0).length },
-    // A dedupe asked for runs right after this roll, under the same lease; its report releases it.
-    release: !(sink.dedupe_requested_at && sink.key),
+    // A dedupe asked for, or a feed's run, follows this roll under the same lease; its report releases it.
+    release: !(sink.dedupe_requested_at && sink.key) && !sink.feed?.run,
   })
   await ctx.checkpoint('after-report')
   // A repair's marker is kept until the repair is reported; so is an empty roll's.

@@ -3,6 +3,7 @@
 // buffers (iceberg/ingest/scan.ts); a keyed sink's stay rows, since the latest per key is chosen by row.
 import { BATCH_META, parseSkipped } from '../contract/bucket.ts'
 import { INGEST_TS } from '../contract/table.ts'
+import { ParquetBatchUnreadable, parquetBatchLines } from '../iceberg/ingest/parquet-batch.ts'
 import { BatchUnreadable, parseLine, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import type { Bucket } from '../iceberg/io/s3.ts'
 import type { ColumnBatch } from '../iceberg/parquet/columns.ts'
@@ -13,6 +14,10 @@ import { rejectLine, wholeBatchLine, type RowReject, type WholeBatchReason } fro
 import type { ScanPool } from './scan-pool.ts'
 
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
+/** A scheduled SQL run's Parquet (spec "Rejects": batch_too_large). */
+export const MAX_PARQUET_BATCH_BYTES = 256 * 1024 * 1024
+
+const isParquet = (key: string) => key.endsWith('.parquet')
 
 /** A batch chosen in step 4: not read yet. */
 export interface PendingBatch {
@@ -37,7 +42,7 @@ export interface CheckedBatch {
 /** How a roll checks its batches: compiled once per roll from the table's current schema. */
 export class BatchChecker {
   private readonly opts: ScanOptions
-  private readonly scanner: Scanner | null
+  private scanner: Scanner | null
 
   /**
    * `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null).
@@ -64,14 +69,16 @@ export class BatchChecker {
       rejected: rows,
       rejectLines: [wholeBatchLine(batch.batchId, reason, error)],
     })
-    if (batch.size > MAX_BATCH_BYTES) {
+    const limit = isParquet(batch.key) ? MAX_PARQUET_BATCH_BYTES : MAX_BATCH_BYTES
+    if (batch.size > limit) {
       const head = await s3.head(batch.key)
       if (!head) return null
-      return whole('batch_too_large', `the object is ${batch.size} bytes; a producer's batch may be 16 MiB at most`, storedRows(head))
+      const writer = isParquet(batch.key) ? "a scheduled SQL run's Parquet may be 256 MiB" : "a producer's batch may be 16 MiB"
+      return whole('batch_too_large', `the object is ${batch.size} bytes; ${writer} at most`, storedRows(head))
     }
     const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: 0, rejectLines: [] }
     try {
-      if (this.pool && !this.key) {
+      if (this.pool && !this.key && !isParquet(batch.key)) {
         const read = await this.pool.read(s3.config, batch.key, this.schema, this.opts, INGEST_TS)
         if (!read) return null
         this.addScanned(read.scanned, elementIndexes(read.head.metadata), checked)
@@ -81,8 +88,10 @@ export class BatchChecker {
       if (!got) return null
       const received = receivedMicros(got.head)
       try {
-        if (this.scanner) this.addScanned(this.scanner.scan(got.body, { [INGEST_TS]: received }), elementIndexes(got.head.metadata), checked)
-        else this.checkKeyed(got.body, received, elementIndexes(got.head.metadata), checked)
+        // A Parquet batch's rows become the JSON lines a producer would send: the same checks, the same reasons.
+        const body = isParquet(batch.key) ? await parquetLines(got.body) : got.body
+        if (!this.key) this.addScanned(this.lineScanner().scan(body, { [INGEST_TS]: received }), elementIndexes(got.head.metadata), checked)
+        else this.checkKeyed(body, received, elementIndexes(got.head.metadata), checked)
       } catch (err) {
         if (err instanceof BatchUnreadable && err.lines === null) throw new BatchUnreadable(err.message, storedRows(got.head))
         throw err
@@ -92,6 +101,12 @@ export class BatchChecker {
       return whole('batch_unreadable', err.message, err.lines ?? 0)
     }
     return checked
+  }
+
+  /** This thread's scanner (batches the scan threads do not read: Parquet ones, or all without threads). */
+  private lineScanner(): Scanner {
+    this.scanner ??= new Scanner(this.schema, this.opts)
+    return this.scanner
   }
 
   private addScanned(scanned: ScannedBatch, elementIndex: (line: number) => number | null, checked: CheckedBatch): void {
@@ -141,6 +156,15 @@ export class BatchChecker {
       checked.rejected++
       checked.rejectLines.push(rejectLine(checked.batchId, elementIndex(index), index, rejects, lines[index]))
     })
+  }
+}
+
+async function parquetLines(bytes: Uint8Array): Promise<Uint8Array> {
+  try {
+    return (await parquetBatchLines(bytes)).body
+  } catch (err) {
+    if (err instanceof ParquetBatchUnreadable) throw new BatchUnreadable(err.message, null)
+    throw err
   }
 }
 

@@ -10,7 +10,8 @@ import { sqlCatalogName, warehouseLocation, type WarehouseRow } from '../catalog
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { jsonBody, query } from '../validate.ts'
-import { applyRollReport, leaseSinks, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
+import { runId, slotStart } from '../../contract/feeds.ts'
+import { applyFeedRun, applyRollReport, leaseSinks, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
 
 function rollerView(r: RollerSinkRow): SinkView {
   const w: WarehouseRow = r.warehouse
@@ -39,8 +40,16 @@ function rollerView(r: RollerSinkRow): SinkView {
     ledger_pending: r.ledger_pending,
     due: r.due,
     dedupe_requested_at: r.dedupe_requested_at,
+    feed: r.feed ? { ...r.feed, run: dueRun(r) } : null,
     lease: r.lease_owner ? { owner: r.lease_owner, expires_at: r.lease_expires_at } : null,
   }
+}
+
+/** The feed's run due now: one asked for (its id the request's time), else the current slot's. */
+function dueRun(r: RollerSinkRow): { run_id: string; manual: boolean } | null {
+  if (r.feed_requested_ms !== null) return { run_id: runId(new Date(r.feed_requested_ms)), manual: true }
+  if (r.feed_scheduled_due) return { run_id: runId(slotStart(new Date(r.now_ms), r.feed.every_seconds)), manual: false }
+  return null
 }
 
 export const internalRoutes = new Hono<AppEnv>()
@@ -64,20 +73,27 @@ export const internalRoutes = new Hono<AppEnv>()
     // The end of a sweep only gives the lease back: it reports no roll, so it can never be taken for one.
     if (
       body.purpose === 'maintenance' &&
-      (body.consumed.length || body.repaired.length || body.last_roll || body.rejects || body.disabled_reason || body.dedupe)
+      (body.consumed.length || body.repaired.length || body.last_roll || body.rejects || body.disabled_reason || body.dedupe || body.feed_run)
     )
       throw new ApiError(400, 'invalid_request', 'a maintenance report only releases the lease: it carries no batches, roll, rejects, state or dedupe')
     const db = await c.var.db()
     const result = await applyRollReport(db, c.req.param('id'), body)
     if (!result) throw new ApiError(404, 'sink_not_found', `no sink ${c.req.param('id')}`)
+    if (body.feed_run) await applyFeedRun(db, c.req.param('id'), body.feed_run)
     // A report that only releases the lease (an ended tick, a finished sweep) is not a roll.
-    if (body.purpose === 'roll' && (body.last_roll || body.consumed.length > 0 || body.disabled_reason || body.dedupe))
+    if (body.purpose === 'roll' && (body.last_roll || body.consumed.length > 0 || body.disabled_reason || body.dedupe || body.feed_run))
       await audit(db, {
         projectId: result.projectId,
         actor: `roller:${body.roller}`,
         action: 'sink.roll',
         subject: c.req.param('id'),
-        details: { roll_id: body.roll_id, batches_committed: result.marked, repaired: body.repaired.length, last_roll: body.last_roll ?? null },
+        details: {
+          roll_id: body.roll_id,
+          batches_committed: result.marked,
+          repaired: body.repaired.length,
+          last_roll: body.last_roll ?? null,
+          ...(body.feed_run ? { feed_run: body.feed_run } : {}),
+        },
       })
     return c.json({ ok: true, batches_committed: result.marked } satisfies RollAnswer)
   })

@@ -1,7 +1,7 @@
 // The sinks' control plane: POST/GET/PATCH/DELETE /v1/sinks, POST /v1/sinks/{id}/dedupe.
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
 import { intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
 import { isUpsertReason } from '../../contract/key-rule.ts'
 import { batches, sinks, warehouses } from '../../db/schema.ts'
@@ -18,6 +18,8 @@ import { selectSinks, sinkView, WHERE, type SinkRow } from '../sink-view.ts'
 import { jsonBody, query, text } from '../validate.ts'
 import { compileDevice } from '../devices/compile.ts'
 import { DeviceRequire, DeviceStrip, Mapping } from '../devices/schemas.ts'
+import { FilesFeed, SqlFeed, type Feed } from '../../contract/feeds.ts'
+import { checkFilesFeed, checkSql, feedOf, FilesFeedPatch, SqlFeedPatch } from '../feeds.ts'
 import type { DeviceSettings } from '../devices/settings.ts'
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
@@ -35,6 +37,10 @@ export const CreateSink = v.strictObject({
   mapping: v.optional(v.nullable(Mapping)),
   device_require: v.optional(v.nullable(DeviceRequire)),
   device_strip: v.optional(v.nullable(DeviceStrip)),
+  /** A scheduled SQL sink: the roller runs the query every every_seconds (no producer, no send key). */
+  sql: v.optional(SqlFeed),
+  /** A files-to-rows sink: one row per object under the prefix. */
+  files: v.optional(FilesFeed),
 })
 
 /** /v1/sinks/{sink_id}: a sink's id (snk_…) or its name; nothing else can name a sink. */
@@ -51,6 +57,8 @@ export const UpdateSink = v.strictObject({
   mapping: v.optional(v.nullable(Mapping)),
   device_require: v.optional(v.nullable(DeviceRequire)),
   device_strip: v.optional(v.nullable(DeviceStrip)),
+  sql: v.optional(SqlFeedPatch),
+  files: v.optional(FilesFeedPatch),
 })
 
 const origin = (c: Context) => new URL(c.req.url).origin
@@ -96,6 +104,26 @@ function deviceSettings(current: DeviceSettings | null, change: DeviceFields, me
   return compiled ? { ...next, compiled } : null
 }
 
+/** A PATCH of a feed: the same kind as the sink's, merged over it, checked again. */
+async function changedFeed(
+  c: Context<AppEnv>,
+  current: Feed | null,
+  body: Pick<v.InferOutput<typeof UpdateSink>, 'sql' | 'files'>,
+  tableMeta: () => Promise<LoadedTable['metadata']>,
+): Promise<Feed> {
+  const kind = body.sql ? 'sql' : 'files'
+  if (!current || current.kind !== kind || (body.sql && body.files))
+    throw new ApiError(400, 'invalid_request', `this sink ${current ? `is a ${current.kind} sink` : 'is a send sink'}; a sink's kind is set when it is created`)
+  if (current.kind === 'sql') {
+    const next = { ...current, ...body.sql }
+    if (body.sql?.query !== undefined) await checkSql(c.env, next.query)
+    return next
+  }
+  const next = { ...current, ...body.files }
+  checkFilesFeed(next, await tableMeta())
+  return next
+}
+
 const touchesDevice = (b: DeviceFields) => b.mapping !== undefined || b.device_require !== undefined || b.device_strip !== undefined
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505' || (err as { cause?: { code?: string } })?.cause?.code === '23505'
@@ -118,6 +146,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     checkColumnTypes(table.metadata)
     if (body.key) checkKey(table.metadata, body.key)
     const device = deviceSettings(null, body, table.metadata)
+    const feed = await feedOf(c.env, body, table.metadata)
 
     const id = `snk_${randomHex(8)}`
     const { key: sendKey } = newKey('send')
@@ -135,6 +164,9 @@ export const sinkRoutes = new Hono<AppEnv>()
         inactivitySeconds: body.inactivity_seconds ?? null,
         keyColumns: body.key ?? null,
         device,
+        feed,
+        // A feed's first run is at the next tick; then on its slots.
+        feedNextRunAt: feed ? sql`now()` : null,
       })
     } catch (err) {
       if (!isUniqueViolation(err)) throw err
@@ -151,8 +183,9 @@ export const sinkRoutes = new Hono<AppEnv>()
     })
     const [row] = await selectSinks(db, WHERE.one, [principal.projectId, id])
     const hint = docsHint(table.metadata, `${w.name}.${body.table}`)
-    // The send key is answered once; only its SHA-256 is kept. No IAM write, no commit.
-    return c.json({ ...sinkView(row, origin(c)), send_key: sendKey, iam_writes: [], ...(hint ? { docs_hint: hint } : {}) }, 201)
+    // The send key is answered once; only its SHA-256 is kept. No IAM write, no commit. A feed sink has
+    // no producer: its key is never answered, so nothing can send to it.
+    return c.json({ ...sinkView(row, origin(c)), ...(feed ? {} : { send_key: sendKey }), iam_writes: [], ...(hint ? { docs_hint: hint } : {}) }, 201)
   })
   .get('/v1/sinks', requireKey('read'), async (c) => {
     const q = query(c, ListSinksQuery)
@@ -166,7 +199,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     const row = await findSink(c, c.req.param('sink'))
     if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is deleted`)
     const db = await c.var.db()
-    const set: Partial<typeof sinks.$inferInsert> = {}
+    const set: Partial<Omit<typeof sinks.$inferInsert, 'feedNextRunAt'>> & { feedNextRunAt?: SQL } = {}
     if (body.roll_seconds !== undefined) set.rollSeconds = body.roll_seconds
     if (body.roll_bytes !== undefined) set.rollBytes = body.roll_bytes
     if (body.inactivity_seconds !== undefined) set.inactivitySeconds = body.inactivity_seconds
@@ -176,7 +209,16 @@ export const sinkRoutes = new Hono<AppEnv>()
       meta ??= (await loadSinkTable(c, w, `${row.table_namespace}.${row.table_name}`)).metadata
       return meta
     }
-    if (touchesDevice(body)) set.device = deviceSettings(row.device, body, await tableMeta())
+    if (touchesDevice(body)) {
+      if (row.feed) throw new ApiError(400, 'invalid_request', 'a feed sink has no producer: mapping and device settings are for send sinks')
+      set.device = deviceSettings(row.device, body, await tableMeta())
+    }
+    if (body.sql || body.files) {
+      const feed = await changedFeed(c, row.feed, body, tableMeta)
+      set.feed = feed
+      // A new schedule starts at its next slot; a new query alone keeps the schedule.
+      if (feed.every_seconds !== row.feed.every_seconds) set.feedNextRunAt = sql`now()`
+    }
     if (body.key !== undefined) {
       if (body.key) checkKey(await tableMeta(), body.key)
       set.keyColumns = body.key
@@ -212,6 +254,18 @@ export const sinkRoutes = new Hono<AppEnv>()
       details: { pending_batches_discarded: discarded.length, objects_deleted: keys.length },
     })
     return c.json({ id: row.id, state: 'deleted', pending_batches_discarded: discarded.length }, 202)
+  })
+  .post('/v1/sinks/:sink/run', requireKey('write'), async (c) => {
+    const row = await findSink(c, c.req.param('sink'))
+    if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is deleted`)
+    if (!row.feed) throw new ApiError(409, 'not_a_feed', `sink ${row.name} is a send sink; only a SQL or files sink runs`)
+    if (row.state !== 'active')
+      throw new ApiError(409, 'sink_not_active', `sink ${row.name} is ${row.state}${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`)
+    const db = await c.var.db()
+    // A run already asked for and not yet done is answered as it is.
+    await db.update(sinks).set({ feedRunRequestedAt: sql`now()` }).where(and(eq(sinks.id, row.id), isNull(sinks.feedRunRequestedAt)))
+    const view = sinkView(await findSink(c, row.id), origin(c))
+    return c.json({ run: { requested_at: view.run_requested_at }, [row.feed.kind]: view[row.feed.kind as 'sql' | 'files'] }, 202)
   })
   .post('/v1/sinks/:sink/dedupe', requireKey('write'), async (c) => {
     const row = await findSink(c, c.req.param('sink'))

@@ -22,6 +22,8 @@ export interface S3Object {
   key: string
   size: number
   lastModified: Date
+  /** The ETag as listed, without its quotes (null where the store lists none). */
+  etag: string | null
 }
 
 export interface S3Head {
@@ -170,10 +172,11 @@ export class S3Client implements Bucket {
     const res = await this.send(this.url(undefined, query), { method: 'GET' })
     if (!res.ok) await this.fail(res, `LIST ${prefix}`)
     const parsed = xml.parse(await res.text()).ListBucketResult ?? {}
-    const objects: S3Object[] = (parsed.Contents ?? []).map((c: { Key: string; Size: string; LastModified: string }) => ({
+    const objects: S3Object[] = (parsed.Contents ?? []).map((c: { Key: string; Size: string; LastModified: string; ETag?: string }) => ({
       key: String(c.Key),
       size: Number(c.Size),
       lastModified: new Date(c.LastModified),
+      etag: c.ETag === undefined ? null : String(c.ETag).replace(/^"|"$/g, '').replaceAll('&quot;', ''),
     }))
     const truncated = String(parsed.IsTruncated) === 'true'
     return { objects, nextToken: truncated ? String(parsed.NextContinuationToken) : null }

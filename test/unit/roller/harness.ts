@@ -93,6 +93,7 @@ function sinkView(w: World, policy: Partial<SinkView['policy']> = {}, key: strin
     ledger_pending: [...w.ledger.pending],
     due: true,
     dedupe_requested_at: null,
+    feed: null,
     lease: null,
   }
 }

@@ -52,7 +52,7 @@ export class MemoryBucket implements Bucket {
     const page = keys.slice(0, opts.maxKeys ?? 1000)
     const objects = page.map((key) => {
       const o = this.objects.get(key)!
-      return { key, size: o.body.length, lastModified: o.lastModified }
+      return { key, size: o.body.length, lastModified: o.lastModified, etag: null }
     })
     return { objects, nextToken: keys.length > page.length ? page[page.length - 1] : null }
   }

@@ -30,6 +30,7 @@ function sink(id: string, lag: { batches: number; oldestMsAgo?: number }, opts: 
     ledger_pending: [],
     due: false,
     dedupe_requested_at: null,
+    feed: null,
     lease: null,
   }
 }

@@ -1,0 +1,203 @@
+// A scheduled SQL sink's query, run by DuckDB (@duckdb/node-api): one SELECT, http(s) sources through
+// httpfs, no local files (disabled_filesystems, then lock_configuration so the query cannot undo it),
+// a memory limit and a time limit per run. The result becomes one Parquet file, the run's batch.
+import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api'
+import { parquetWriteBuffer } from 'hyparquet-writer'
+import type { ColumnSource } from 'hyparquet-writer/src/types.js'
+import { JSON_COLUMNS_KEY } from '../../iceberg/ingest/parquet-batch.ts'
+import { formatTimestampMicros, formatTimestamptzMicros } from '../../iceberg/spec/temporal.ts'
+
+export interface SqlLimits {
+  /** DuckDB's memory_limit, e.g. "256MB". */
+  memoryLimit: string
+  /** A run is interrupted past this. */
+  timeoutSeconds: number
+  threads: number
+  /** The httpfs extension file to LOAD (offline); unset: DuckDB installs it from its repository. */
+  httpfsPath?: string
+  /** A run's Parquet larger than this is not stored (batch_too_large; spec: 256 MiB). */
+  maxBatchBytes: number
+}
+
+/** A query DuckDB says is not one SELECT: refused at create, and never run. */
+export class SqlRefused extends Error {
+  override name = 'SqlRefused'
+}
+
+/** A run that ends without a batch: its message goes to last_run.error. */
+export class SqlRunFailed extends Error {
+  override name = 'SqlRunFailed'
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", "''")}'`
+
+async function connect(limits: Pick<SqlLimits, 'memoryLimit' | 'threads'>, httpfs: string | null | undefined): Promise<{ c: DuckDBConnection; close: () => void }> {
+  const instance = await DuckDBInstance.create(':memory:', {
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    allow_community_extensions: 'false',
+    memory_limit: limits.memoryLimit,
+    threads: String(limits.threads),
+  })
+  const c = await instance.connect()
+  const close = () => {
+    c.closeSync()
+    instance.closeSync()
+  }
+  try {
+    if (httpfs !== null) await c.run(httpfs ? `LOAD ${quote(httpfs)}` : 'INSTALL httpfs; LOAD httpfs')
+    // The query may read http(s) URLs and nothing else: no local files, no credentialed stores.
+    await c.run("SET disabled_filesystems = 'LocalFileSystem,S3FileSystem,HuggingFaceFileSystem'")
+    await c.run("SET TimeZone = 'UTC'")
+    await c.run('SET lock_configuration = true')
+  } catch (err) {
+    close()
+    throw err
+  }
+  return { c, close }
+}
+
+/** Null when `query` is one DuckDB SELECT; else why not (DuckDB's parser decides, not a pattern). */
+export async function checkQuery(query: string, limits: Pick<SqlLimits, 'memoryLimit' | 'threads'> = { memoryLimit: '64MB', threads: 1 }): Promise<string | null> {
+  const { c, close } = await connect(limits, null)
+  try {
+    return await refusal(c, query)
+  } finally {
+    close()
+  }
+}
+
+async function refusal(c: DuckDBConnection, query: string): Promise<string | null> {
+  let count: number
+  try {
+    count = (await c.extractStatements(query)).count
+  } catch (err) {
+    return firstLine((err as Error).message.replace(/^Failed to extract statements: /, ''))
+  }
+  if (count !== 1) return `a SQL sink runs one statement, a SELECT; this query has ${count}`
+  // json_serialize_sql serializes SELECT statements only: DuckDB's own word on what the statement is.
+  const r = await c.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS j', [query])
+  const parsed = JSON.parse(String(r.getRowObjectsJson()[0].j)) as { error?: boolean; error_message?: string }
+  if (!parsed.error) return null
+  return parsed.error_message?.startsWith('Only SELECT') ? 'a SQL sink runs a SELECT only (DuckDB parses this statement as another kind)' : firstLine(parsed.error_message ?? 'unreadable')
+}
+
+const firstLine = (s: string) => s.split('\n')[0].trim()
+
+/** Runs the query within the limits; its rows as one Parquet file. */
+export async function runQuery(query: string, limits: SqlLimits): Promise<{ parquet: Uint8Array; rows: number }> {
+  let conn: Awaited<ReturnType<typeof connect>>
+  try {
+    conn = await connect(limits, limits.httpfsPath)
+  } catch (err) {
+    throw new SqlRunFailed(`DuckDB could not start: ${firstLine((err as Error).message)}`)
+  }
+  const { c, close } = conn
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    c.interrupt()
+  }, limits.timeoutSeconds * 1000)
+  try {
+    const refused = await refusal(c, query)
+    if (refused) throw new SqlRefused(refused)
+    let reader: DuckDBResultReader
+    try {
+      reader = await c.runAndReadAll(query)
+    } catch (err) {
+      if (timedOut) throw new SqlRunFailed(`the query ran past the time limit of ${limits.timeoutSeconds} s and was stopped`)
+      throw new SqlRunFailed(firstLine((err as Error).message))
+    }
+    const parquet = toParquet(reader)
+    if (parquet.byteLength > limits.maxBatchBytes)
+      throw new SqlRunFailed(`batch_too_large: the result is ${parquet.byteLength} bytes of Parquet; a run's batch may be ${limits.maxBatchBytes} at most`)
+    return { parquet, rows: reader.currentRowCount }
+  } finally {
+    clearTimeout(timer)
+    close()
+  }
+}
+
+type Shape = 'boolean' | 'int32' | 'int64' | 'double' | 'string' | 'json' | 'blob' | 'timestamp' | 'timestamptz'
+
+const SHAPES: Partial<Record<DuckDBTypeId, Shape>> = {
+  [DuckDBTypeId.BOOLEAN]: 'boolean',
+  [DuckDBTypeId.TINYINT]: 'int32',
+  [DuckDBTypeId.SMALLINT]: 'int32',
+  [DuckDBTypeId.INTEGER]: 'int32',
+  [DuckDBTypeId.UTINYINT]: 'int32',
+  [DuckDBTypeId.USMALLINT]: 'int32',
+  [DuckDBTypeId.BIGINT]: 'int64',
+  [DuckDBTypeId.UINTEGER]: 'int64',
+  [DuckDBTypeId.FLOAT]: 'double',
+  [DuckDBTypeId.DOUBLE]: 'double',
+  [DuckDBTypeId.BLOB]: 'blob',
+  [DuckDBTypeId.TIMESTAMP]: 'timestamp',
+  [DuckDBTypeId.TIMESTAMP_TZ]: 'timestamptz',
+  // Beyond int64, and nested values: JSON text, written into the row as it is.
+  [DuckDBTypeId.UBIGINT]: 'json',
+  [DuckDBTypeId.HUGEINT]: 'json',
+  [DuckDBTypeId.UHUGEINT]: 'json',
+  [DuckDBTypeId.BIGNUM]: 'json',
+  [DuckDBTypeId.LIST]: 'json',
+  [DuckDBTypeId.ARRAY]: 'json',
+  [DuckDBTypeId.STRUCT]: 'json',
+  [DuckDBTypeId.MAP]: 'json',
+  [DuckDBTypeId.UNION]: 'json',
+  [DuckDBTypeId.INTERVAL]: 'json',
+  [DuckDBTypeId.VARIANT]: 'json',
+}
+
+const PARQUET_TYPE: Record<Shape, ColumnSource['type']> = {
+  boolean: 'BOOLEAN',
+  int32: 'INT32',
+  int64: 'INT64',
+  double: 'DOUBLE',
+  string: 'STRING',
+  json: 'STRING',
+  blob: 'BYTE_ARRAY',
+  timestamp: 'STRING',
+  timestamptz: 'STRING',
+}
+
+/**
+ * The result as Parquet: booleans, integers and doubles in their own types; timestamps as RFC 3339
+ * text; decimals, dates, times, uuids and strings as text; bytes as bytes; the rest as JSON text.
+ */
+function toParquet(reader: DuckDBResultReader): Uint8Array {
+  const names = reader.columnNames()
+  const dup = names.find((n, i) => names.indexOf(n) !== i)
+  if (dup !== undefined) throw new SqlRunFailed(`the result has two columns named ${dup}; name each column once (AS …)`)
+  const types = reader.columnTypes()
+  const json = reader.getColumnsJson()
+  const native = reader.getColumns()
+  const columnData: ColumnSource[] = names.map((name, i) => {
+    const shape = SHAPES[types[i].typeId] ?? 'string'
+    const values = json[i].map((v, row) => (v === null ? null : valueOf(shape, v, native[i][row])))
+    return { name, data: values, type: PARQUET_TYPE[shape], nullable: true }
+  })
+  const jsonColumns = names.filter((_, i) => SHAPES[types[i].typeId] === 'json')
+  const buffer = parquetWriteBuffer({ columnData, kvMetadata: [{ key: JSON_COLUMNS_KEY, value: JSON.stringify(jsonColumns) }] })
+  return new Uint8Array(buffer)
+}
+
+function valueOf(shape: Shape, json: unknown, native: unknown): unknown {
+  switch (shape) {
+    case 'int64':
+      return BigInt(json as string)
+    case 'double':
+      return typeof json === 'number' ? json : Number(json)
+    case 'json':
+      return typeof json === 'string' ? json : JSON.stringify(json)
+    case 'blob':
+      return (native as { bytes: Uint8Array }).bytes
+    case 'timestamp':
+      return formatTimestampMicros((native as { micros: bigint }).micros)
+    case 'timestamptz':
+      return formatTimestamptzMicros((native as { micros: bigint }).micros)
+    case 'string':
+      return typeof json === 'string' ? json : JSON.stringify(json)
+    default:
+      return json
+  }
+}
