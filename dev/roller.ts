@@ -32,7 +32,8 @@ export async function buildRollerBundle(): Promise<string> {
       ...common,
       entryPoints: [join(root, 'roller', 'main.ts')],
       format: 'esm',
-      external: ['@bokuweb/zstd-wasm', 'esbuild'],
+      // DuckDB is a native addon: it loads its own .node file from node_modules.
+      external: ['@bokuweb/zstd-wasm', 'esbuild', '@duckdb/node-api'],
       // The CommonJS packages inside (pg, prom-client) require Node's modules.
       banner: { js: "import { createRequire as bundleRequire } from 'node:module'; const require = bundleRequire(import.meta.url);" },
       outfile: join(out, 'main.mjs'),

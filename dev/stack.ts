@@ -22,6 +22,8 @@ export interface StackOptions {
   /** The S3 server: s3rver (the default, quick to start) or versitygw (a real gateway: the benchmarks). */
   store?: 's3rver' | 'versitygw'
   log?: (line: string) => void
+  /** Where the edge asks DuckDB's parser about a SQL sink's query; default the roller service's /sql/check when it runs. */
+  sqlCheckUrl?: string
 }
 
 export interface Stack {
@@ -69,6 +71,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     stoppers.push(s3.child.stop)
     log(`s3          ${s3.config.endpoint}/${bucket}`)
 
+    const sqlCheckUrl = opts.sqlCheckUrl ?? (opts.roller ? `http://127.0.0.1:${ports.roller}/sql/check` : undefined)
     const worker = await startWrangler(dir, ports.api, ports.inspector, {
       DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${poolPort}/${PG_DATABASE}`,
       NEON_WS_PROXY: `127.0.0.1:${ports.bridge}`,
@@ -78,6 +81,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       S3_REGION: s3.config.region,
       S3_ACCESS_KEY_ID: s3.config.accessKeyId,
       S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
+      ...(sqlCheckUrl ? { LHBOX_SQL_CHECK_URL: sqlCheckUrl } : {}),
     })
     stoppers.push(worker.stop)
     const apiUrl = `http://127.0.0.1:${ports.api}`
@@ -90,6 +94,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         S3_ACCESS_KEY_ID: s3.config.accessKeyId,
         S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
         LHBOX_ROLLER_PORT: String(ports.roller),
+        // Scheduled SQL sinks offline: httpfs from a file (README "Scheduled SQL"), when one is given.
+        ...(process.env.LHBOX_DUCKDB_HTTPFS ? { LHBOX_DUCKDB_HTTPFS: process.env.LHBOX_DUCKDB_HTTPFS } : {}),
       })
       stoppers.push(roller.stop)
       log(`roller      http://127.0.0.1:${ports.roller}/metrics (ticks every 10 s)`)

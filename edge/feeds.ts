@@ -25,7 +25,13 @@ export async function checkSql(env: Env, query: string): Promise<void> {
     if (!res.ok) throw new Error(`HTTP ${res.status}`)
     answer = v.parse(SqlCheckAnswer, await res.json())
   } catch (err) {
-    throw new ApiError(503, 'unavailable', `the SQL check (DuckDB's parser, on the roller) did not answer: ${(err as Error).message}`, { failed: ['sql_check'] }, { 'Retry-After': '10' })
+    throw new ApiError(
+      503,
+      'unavailable',
+      `the SQL check (DuckDB's parser, on the roller) did not answer: ${(err as Error).message}`,
+      { failed: ['sql_check'] },
+      { 'Retry-After': '10' },
+    )
   }
   if (!answer.ok) throw new ApiError(400, 'invalid_query', answer.error ?? 'DuckDB refuses this query', { query })
 }
@@ -37,8 +43,12 @@ export function checkFilesFeed(feed: Extract<Feed, { kind: 'files' }>, meta: Tab
     if ('error' in compiled) throw new ApiError(400, 'invalid_pattern', compiled.error, { pattern: feed.pattern })
   }
   const path = currentSchema(meta).fields.find((f) => f.name === 'path')
-  if (!path || path.type !== 'string')
-    throw new ApiError(409, 'files_table_unsupported', 'a files-to-rows table needs a string column `path` (and may have size, etag, last_modified, content_type)')
+  if (path?.type !== 'string')
+    throw new ApiError(
+      409,
+      'files_table_unsupported',
+      'a files-to-rows table needs a string column `path` (and may have size, etag, last_modified, content_type)',
+    )
 }
 
 /** The feed a create asks for, checked; null for a send sink. */

@@ -1,7 +1,7 @@
-// lhbox sink create|update|dedupe|list|get|delete|send|device-url
+// lhbox sink create|update|dedupe|run|list|get|delete|send|device-url
 //
 // The device flags (--preset, --mapping-file, --device-require, --device-strip, …) and `device-url`
-// live in sink-devices.ts; createBody and updateBody below are the flags → request-body translation.
+// live in sink-devices.ts; the feed flags (--sql, --files-prefix, --pattern, --every) and `run` in sink-feeds.ts; createBody and updateBody below are the flags → request-body translation.
 //
 // The send key is an uploader's secret: `sink create` refuses to run without --save FILE or --show-key
 // (before any API call). --save creates FILE itself, exclusively and with mode 0600, before the API is
@@ -11,6 +11,7 @@ import { closeSync, fchmodSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { api, CliError, type Connection } from '../http.ts'
 import { json, table as grid } from '../output.ts'
 import { SEND_USAGE, sendBatch, type KeyFile } from './send.ts'
+import { FEED_FLAGS, FEED_USAGE, feedCreateFields, feedLines, feedUpdateFields, isFeed, needsKind, runNow, type FeedView } from './sink-feeds.ts'
 import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
 
 export const SINK_FLAGS = {
@@ -31,11 +32,12 @@ export const SINK_FLAGS = {
   'send-key': { type: 'string' },
   'batch-id': { type: 'string' },
   ...DEVICE_FLAGS,
+  ...FEED_FLAGS,
 } as const
 
 type Flags = Record<string, string | boolean | string[] | undefined>
 
-interface SinkView extends DeviceView {
+interface SinkView extends DeviceView, FeedView {
   id: string
   name: string
   warehouse: string
@@ -55,14 +57,15 @@ interface SinkView extends DeviceView {
 }
 
 const USAGE = {
-  create: `lhbox sink create <warehouse> --table <ns>.<table> --name NAME [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N] [--key col[,col]] ${DEVICE_USAGE.create} (--save FILE | --show-key)`,
-  update: `lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity] ${DEVICE_USAGE.update}`,
+  create: `lhbox sink create <warehouse> --table <ns>.<table> --name NAME [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N] [--key col[,col]] ${DEVICE_USAGE.create} ${FEED_USAGE.create} (--save FILE | --show-key; not for a feed sink)`,
+  update: `lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity] ${DEVICE_USAGE.update} ${FEED_USAGE.update}`,
   dedupe: 'lhbox sink dedupe <sink> [--wait]',
+  run: FEED_USAGE.run,
   list: 'lhbox sink list [<warehouse>] [--all]',
   get: 'lhbox sink get <sink> [--json]',
   delete: 'lhbox sink delete <sink> [--discard-pending]',
 }
-const ALL_USAGE = `lhbox sink create | update | dedupe | list | get | delete | send | device-url\n  ${[...Object.values(USAGE), SEND_USAGE, DEVICE_USAGE.deviceUrl].join('\n  ')}\n  (${DEVICE_USAGE.notes})`
+const ALL_USAGE = `lhbox sink create | update | dedupe | run | list | get | delete | send | device-url\n  ${[...Object.values(USAGE), SEND_USAGE, DEVICE_USAGE.deviceUrl].join('\n  ')}\n  (${DEVICE_USAGE.notes})`
 
 // --- small helpers -------------------------------------------------------------------------------
 
@@ -141,6 +144,7 @@ function showSink(s: SinkView): string {
     `last roll  ${lastRoll}`,
     `rejects    ${rejects}`,
     ...(dedupe ? [`dedupe     ${dedupe}`] : []),
+    ...feedLines(s),
     `created    ${s.created_at}${s.deleted_at ? `; deleted ${s.deleted_at}` : ''}`,
   ]
   return lines.join('\n')
@@ -180,12 +184,14 @@ export function createBody(warehouse: string, flags: Flags, read?: (path: string
     inactivity_seconds: integer(flags, 'inactivity-seconds'),
     key: keyColumns(flags),
     ...deviceFields(flags, 'create', read),
+    ...feedCreateFields(flags),
   }
 }
 
 async function create(conn: () => Connection, args: string[], flags: Flags, err: (s: string) => void): Promise<string> {
   const [warehouse] = args
   if (!warehouse || args.length > 1 || !flags.table || !flags.name) throw new CliError('usage', USAGE.create)
+  if (isFeed(flags)) return createFeed(conn, warehouse, flags)
   const save = flags.save as string | undefined
   if (save === undefined && !flags['show-key']) {
     throw new CliError(
@@ -237,10 +243,22 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
   ].join('\n')
 }
 
+/** A feed sink has no producer and so no send key: nothing to save or show. */
+async function createFeed(conn: () => Connection, warehouse: string, flags: Flags): Promise<string> {
+  if (flags.save !== undefined || flags['show-key']) throw new CliError('usage', 'a SQL or files sink has no send key: leave out --save and --show-key')
+  const created = await api<SinkView & { docs_hint?: unknown }>(conn(), 'POST', '/v1/sinks', createBody(warehouse, flags))
+  if (flags.json) return json(created)
+  return [
+    `created ${created.kind} sink ${created.name} (${created.id}) on ${created.warehouse}.${created.table}`,
+    ...feedLines(created),
+    ...docsHint(created.docs_hint),
+  ].join('\n')
+}
+
 // --- update, dedupe, list, get, delete -------------------------------------------------------------
 
 /** PATCH /v1/sinks/{id}'s body from the flags: only what they change; null removes. */
-export function updateBody(flags: Flags, read?: (path: string) => string): Record<string, unknown> {
+export function updateBody(flags: Flags, read?: (path: string) => string, kind?: 'sql' | 'files'): Record<string, unknown> {
   if (flags.key !== undefined && flags['no-key']) throw new CliError('usage', 'give one of --key and --no-key')
   if (flags['inactivity-seconds'] !== undefined && flags['no-inactivity']) throw new CliError('usage', 'give one of --inactivity-seconds and --no-inactivity')
   const body: Record<string, unknown> = {}
@@ -255,14 +273,16 @@ export function updateBody(flags: Flags, read?: (path: string) => string): Recor
     if (n !== undefined) body[field] = n
   }
   if (flags['no-inactivity']) body.inactivity_seconds = null
-  Object.assign(body, deviceFields(flags, 'update', read))
+  Object.assign(body, deviceFields(flags, 'update', read), feedUpdateFields(flags, kind))
   if (Object.keys(body).length === 0) throw new CliError('usage', `nothing to change\n${USAGE.update}`)
   return body
 }
 
 async function update(conn: Connection, ref: string | undefined, flags: Flags): Promise<string> {
   if (!ref) throw new CliError('usage', USAGE.update)
-  const body = updateBody(flags)
+  // --every alone changes the schedule of whichever feed the sink has.
+  const kind = needsKind(flags) ? (await api<SinkView>(conn, 'GET', sinkPath(ref))).kind : undefined
+  const body = updateBody(flags, undefined, kind === 'send' ? undefined : kind)
   const s = await api<SinkView>(conn, 'PATCH', sinkPath(ref), body).catch((e) => {
     throw mappingHint(e, flags)
   })
@@ -367,6 +387,8 @@ export async function sink(conn: () => Connection, args: string[], flags: Flags,
       return update(conn(), rest[0], flags)
     case 'dedupe':
       return dedupe(conn(), rest[0], flags, err)
+    case 'run':
+      return runNow(conn(), rest[0] && sinkPath(rest[0]), rest[0], flags)
     case 'list':
       return list(conn(), rest[0], flags)
     case 'get': {

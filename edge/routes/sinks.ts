@@ -263,7 +263,10 @@ export const sinkRoutes = new Hono<AppEnv>()
       throw new ApiError(409, 'sink_not_active', `sink ${row.name} is ${row.state}${row.disabled_reason ? ` (${row.disabled_reason})` : ''}`)
     const db = await c.var.db()
     // A run already asked for and not yet done is answered as it is.
-    await db.update(sinks).set({ feedRunRequestedAt: sql`now()` }).where(and(eq(sinks.id, row.id), isNull(sinks.feedRunRequestedAt)))
+    await db
+      .update(sinks)
+      .set({ feedRunRequestedAt: sql`now()` })
+      .where(and(eq(sinks.id, row.id), isNull(sinks.feedRunRequestedAt)))
     const view = sinkView(await findSink(c, row.id), origin(c))
     return c.json({ run: { requested_at: view.run_requested_at }, [row.feed.kind]: view[row.feed.kind as 'sql' | 'files'] }, 202)
   })

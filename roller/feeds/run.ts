@@ -85,7 +85,11 @@ async function produce(sink: SinkView & { feed: DueFeed }, table: LoadedTable, c
     const { parquet, rows } = await runQuery(sink.feed.query ?? '', ctx.sql)
     return { key: parquetBatchKey(sink.id, id), body: parquet, contentType: 'application/vnd.apache.parquet', rows }
   }
-  const lines = await indexFiles({ kind: 'files', prefix: sink.feed.prefix ?? '', every_seconds: sink.feed.every_seconds, pattern: sink.feed.pattern ?? null }, table, ctx.bucket)
+  const lines = await indexFiles(
+    { kind: 'files', prefix: sink.feed.prefix ?? '', every_seconds: sink.feed.every_seconds, pattern: sink.feed.pattern ?? null },
+    table,
+    ctx.bucket,
+  )
   return { key: batchKey(sink.id, id), body: new TextEncoder().encode(lines.map((l) => `${l}\n`).join('')), contentType: NDJSON, rows: lines.length }
 }
 

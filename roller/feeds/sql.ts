@@ -1,7 +1,7 @@
 // A scheduled SQL sink's query, run by DuckDB (@duckdb/node-api): one SELECT, http(s) sources through
 // httpfs, no local files (disabled_filesystems, then lock_configuration so the query cannot undo it),
 // a memory limit and a time limit per run. The result becomes one Parquet file, the run's batch.
-import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection, type DuckDBResultReader } from '@duckdb/node-api'
+import type { DuckDBConnection, DuckDBResultReader, DuckDBTypeId } from '@duckdb/node-api'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import type { ColumnSource } from 'hyparquet-writer/src/types.js'
 import { JSON_COLUMNS_KEY } from '../../iceberg/ingest/parquet-batch.ts'
@@ -31,7 +31,18 @@ export class SqlRunFailed extends Error {
 
 const quote = (s: string) => `'${s.replaceAll("'", "''")}'`
 
-async function connect(limits: Pick<SqlLimits, 'memoryLimit' | 'threads'>, httpfs: string | null | undefined): Promise<{ c: DuckDBConnection; close: () => void }> {
+/** DuckDB (a native addon, 0.3 s to load) is loaded by the first run or check, not with the roller. */
+let loaded: Promise<typeof import('@duckdb/node-api')> | null = null
+const duckdb = () => {
+  loaded ??= import('@duckdb/node-api')
+  return loaded
+}
+
+async function connect(
+  limits: Pick<SqlLimits, 'memoryLimit' | 'threads'>,
+  httpfs: string | null | undefined,
+): Promise<{ c: DuckDBConnection; close: () => void }> {
+  const { DuckDBInstance } = await duckdb()
   const instance = await DuckDBInstance.create(':memory:', {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
@@ -58,7 +69,10 @@ async function connect(limits: Pick<SqlLimits, 'memoryLimit' | 'threads'>, httpf
 }
 
 /** Null when `query` is one DuckDB SELECT; else why not (DuckDB's parser decides, not a pattern). */
-export async function checkQuery(query: string, limits: Pick<SqlLimits, 'memoryLimit' | 'threads'> = { memoryLimit: '64MB', threads: 1 }): Promise<string | null> {
+export async function checkQuery(
+  query: string,
+  limits: Pick<SqlLimits, 'memoryLimit' | 'threads'> = { memoryLimit: '64MB', threads: 1 },
+): Promise<string | null> {
   const { c, close } = await connect(limits, null)
   try {
     return await refusal(c, query)
@@ -79,7 +93,9 @@ async function refusal(c: DuckDBConnection, query: string): Promise<string | nul
   const r = await c.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR) AS j', [query])
   const parsed = JSON.parse(String(r.getRowObjectsJson()[0].j)) as { error?: boolean; error_message?: string }
   if (!parsed.error) return null
-  return parsed.error_message?.startsWith('Only SELECT') ? 'a SQL sink runs a SELECT only (DuckDB parses this statement as another kind)' : firstLine(parsed.error_message ?? 'unreadable')
+  return parsed.error_message?.startsWith('Only SELECT')
+    ? 'a SQL sink runs a SELECT only (DuckDB parses this statement as another kind)'
+    : firstLine(parsed.error_message ?? 'unreadable')
 }
 
 const firstLine = (s: string) => s.split('\n')[0].trim()
@@ -108,7 +124,7 @@ export async function runQuery(query: string, limits: SqlLimits): Promise<{ parq
       if (timedOut) throw new SqlRunFailed(`the query ran past the time limit of ${limits.timeoutSeconds} s and was stopped`)
       throw new SqlRunFailed(firstLine((err as Error).message))
     }
-    const parquet = toParquet(reader)
+    const parquet = toParquet(reader, shapes((await duckdb()).DuckDBTypeId))
     if (parquet.byteLength > limits.maxBatchBytes)
       throw new SqlRunFailed(`batch_too_large: the result is ${parquet.byteLength} bytes of Parquet; a run's batch may be ${limits.maxBatchBytes} at most`)
     return { parquet, rows: reader.currentRowCount }
@@ -120,33 +136,34 @@ export async function runQuery(query: string, limits: SqlLimits): Promise<{ parq
 
 type Shape = 'boolean' | 'int32' | 'int64' | 'double' | 'string' | 'json' | 'blob' | 'timestamp' | 'timestamptz'
 
-const SHAPES: Partial<Record<DuckDBTypeId, Shape>> = {
-  [DuckDBTypeId.BOOLEAN]: 'boolean',
-  [DuckDBTypeId.TINYINT]: 'int32',
-  [DuckDBTypeId.SMALLINT]: 'int32',
-  [DuckDBTypeId.INTEGER]: 'int32',
-  [DuckDBTypeId.UTINYINT]: 'int32',
-  [DuckDBTypeId.USMALLINT]: 'int32',
-  [DuckDBTypeId.BIGINT]: 'int64',
-  [DuckDBTypeId.UINTEGER]: 'int64',
-  [DuckDBTypeId.FLOAT]: 'double',
-  [DuckDBTypeId.DOUBLE]: 'double',
-  [DuckDBTypeId.BLOB]: 'blob',
-  [DuckDBTypeId.TIMESTAMP]: 'timestamp',
-  [DuckDBTypeId.TIMESTAMP_TZ]: 'timestamptz',
+/** How each DuckDB type is stored in the run's Parquet. */
+const shapes = (T: typeof DuckDBTypeId): Partial<Record<DuckDBTypeId, Shape>> => ({
+  [T.BOOLEAN]: 'boolean',
+  [T.TINYINT]: 'int32',
+  [T.SMALLINT]: 'int32',
+  [T.INTEGER]: 'int32',
+  [T.UTINYINT]: 'int32',
+  [T.USMALLINT]: 'int32',
+  [T.BIGINT]: 'int64',
+  [T.UINTEGER]: 'int64',
+  [T.FLOAT]: 'double',
+  [T.DOUBLE]: 'double',
+  [T.BLOB]: 'blob',
+  [T.TIMESTAMP]: 'timestamp',
+  [T.TIMESTAMP_TZ]: 'timestamptz',
   // Beyond int64, and nested values: JSON text, written into the row as it is.
-  [DuckDBTypeId.UBIGINT]: 'json',
-  [DuckDBTypeId.HUGEINT]: 'json',
-  [DuckDBTypeId.UHUGEINT]: 'json',
-  [DuckDBTypeId.BIGNUM]: 'json',
-  [DuckDBTypeId.LIST]: 'json',
-  [DuckDBTypeId.ARRAY]: 'json',
-  [DuckDBTypeId.STRUCT]: 'json',
-  [DuckDBTypeId.MAP]: 'json',
-  [DuckDBTypeId.UNION]: 'json',
-  [DuckDBTypeId.INTERVAL]: 'json',
-  [DuckDBTypeId.VARIANT]: 'json',
-}
+  [T.UBIGINT]: 'json',
+  [T.HUGEINT]: 'json',
+  [T.UHUGEINT]: 'json',
+  [T.BIGNUM]: 'json',
+  [T.LIST]: 'json',
+  [T.ARRAY]: 'json',
+  [T.STRUCT]: 'json',
+  [T.MAP]: 'json',
+  [T.UNION]: 'json',
+  [T.INTERVAL]: 'json',
+  [T.VARIANT]: 'json',
+})
 
 const PARQUET_TYPE: Record<Shape, ColumnSource['type']> = {
   boolean: 'BOOLEAN',
@@ -164,7 +181,7 @@ const PARQUET_TYPE: Record<Shape, ColumnSource['type']> = {
  * The result as Parquet: booleans, integers and doubles in their own types; timestamps as RFC 3339
  * text; decimals, dates, times, uuids and strings as text; bytes as bytes; the rest as JSON text.
  */
-function toParquet(reader: DuckDBResultReader): Uint8Array {
+function toParquet(reader: DuckDBResultReader, byType: Partial<Record<DuckDBTypeId, Shape>>): Uint8Array {
   const names = reader.columnNames()
   const dup = names.find((n, i) => names.indexOf(n) !== i)
   if (dup !== undefined) throw new SqlRunFailed(`the result has two columns named ${dup}; name each column once (AS …)`)
@@ -172,16 +189,16 @@ function toParquet(reader: DuckDBResultReader): Uint8Array {
   const json = reader.getColumnsJson()
   const native = reader.getColumns()
   const columnData: ColumnSource[] = names.map((name, i) => {
-    const shape = SHAPES[types[i].typeId] ?? 'string'
-    const values = json[i].map((v, row) => (v === null ? null : valueOf(shape, v, native[i][row])))
+    const shape = byType[types[i].typeId] ?? 'string'
+    const values = json[i].map((v, row) => (v === null ? null : stored(shape, v, native[i][row])))
     return { name, data: values, type: PARQUET_TYPE[shape], nullable: true }
   })
-  const jsonColumns = names.filter((_, i) => SHAPES[types[i].typeId] === 'json')
+  const jsonColumns = names.filter((_, i) => byType[types[i].typeId] === 'json')
   const buffer = parquetWriteBuffer({ columnData, kvMetadata: [{ key: JSON_COLUMNS_KEY, value: JSON.stringify(jsonColumns) }] })
   return new Uint8Array(buffer)
 }
 
-function valueOf(shape: Shape, json: unknown, native: unknown): unknown {
+function stored(shape: Shape, json: unknown, native: unknown): unknown {
   switch (shape) {
     case 'int64':
       return BigInt(json as string)

@@ -1,42 +1,12 @@
 // `lhbox sink …`, `lhbox connect`, `lhbox usage` as a person runs them: the bin entry as a child
 // process, configured from the environment, against the integration stack.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
+import { lhbox } from '../support/cli.ts'
 import { call, stack } from '../support/stack.ts'
-
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-function lhbox(args: string[], opts: { env?: Record<string, string | undefined>; input?: string; onStderr?: (soFar: string) => void } = {}): Promise<Run> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    LHBOX_URL: stack().apiUrl,
-    LHBOX_API_KEY: stack().adminKey,
-    LHBOX_SEND_KEY: undefined,
-    ...opts.env,
-  }
-  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k]
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/lhbox.js', ...args], { env: env as NodeJS.ProcessEnv })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => {
-      stderr += d
-      opts.onStderr?.(stderr)
-    })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    child.stdin.end(opts.input ?? '')
-  })
-}
 
 const admin = () => stack().adminKey
 const SEND_KEY = /al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/

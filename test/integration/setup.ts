@@ -3,7 +3,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createServer } from 'node:http'
 import type { TestProject } from 'vitest/node'
+import { sqlCheckHandler } from '../../roller/feeds/sql-check.ts'
 import { bootstrap } from '../../dev/bootstrap.ts'
 import { stackPorts } from '../../dev/ports.ts'
 import { buildRollerBundle, ROLLER_BUNDLE_ENV } from '../../dev/roller.ts'
@@ -21,7 +23,19 @@ export default async function setup(project: TestProject) {
   // Its ports (LHBOX_DEV_PORT's layout) in a run checked free, below the ephemeral range: no connection
   // of the run takes one while the servers start (see test/support/ports.ts).
   const basePort = await freePortRun(Object.keys(await stackPorts(1)).length)
-  const stack = await startStack({ dir, basePort, bootstrapSecret: secret, bucket: 'lhbox-test' })
+  // DuckDB's parser for the SQL sinks' create and PATCH, as the roller's port serves it (no roller service runs here).
+  const checkPort = (await freePorts(1))[0]
+  const sqlCheck = createServer(sqlCheckHandler(secret)).listen(checkPort, '127.0.0.1')
+  const stack = await startStack({
+    dir,
+    basePort,
+    bootstrapSecret: secret,
+    bucket: 'lhbox-test',
+    sqlCheckUrl: `http://127.0.0.1:${checkPort}/sql/check`,
+  }).catch((err) => {
+    sqlCheck.close()
+    throw err
+  })
   let gateway: Awaited<ReturnType<typeof startVersitygw>> | undefined
   let python: Awaited<ReturnType<typeof startPythonForkServer>> | undefined
   try {
@@ -45,12 +59,14 @@ export default async function setup(project: TestProject) {
     await python?.stop()
     await gateway?.child.stop()
     await stack.stop()
+    sqlCheck.close()
     throw err
   }
   return async () => {
     await python?.stop()
     await gateway?.child.stop()
     await stack.stop()
+    sqlCheck.close()
     if (!process.env.LHBOX_KEEP_TEST_DIR) rmSync(dir, { recursive: true, force: true })
   }
 }

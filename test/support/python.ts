@@ -12,7 +12,7 @@
 // The value encoding is described in test/interop/interop_common.py.
 import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -74,6 +74,17 @@ export const INTEROP_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..'
 
 const cacheDir = () => process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'lhbox')
 export const venvDir = () => join(cacheDir(), 'venv')
+
+/**
+ * The httpfs extension of the pinned DuckDB (duckdb-extension-httpfs, in the venv): the roller's scheduled
+ * SQL runs LOAD it from this file (LHBOX_DUCKDB_HTTPFS), nothing downloaded. Its version is the Node
+ * package's (@duckdb/node-api 1.5.5-r.5 is DuckDB 1.5.5): an extension loads only into its own version.
+ */
+export function duckdbHttpfsPath(): string {
+  const lib = join(venvDir(), 'lib')
+  const python = existsSync(lib) ? readdirSync(lib).find((d) => d.startsWith('python3')) : undefined
+  return join(lib, python ?? 'python3', 'site-packages', 'duckdb_extension_httpfs', 'extensions', 'v1.5.5', 'httpfs.duckdb_extension')
+}
 const STAMP = '.lhbox-requirements.sha256'
 
 function requirementsText(requirements: readonly string[]): string {

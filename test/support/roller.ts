@@ -8,6 +8,7 @@ import { loadConfig } from '../../roller/config.ts'
 import { jsonLogger } from '../../roller/log.ts'
 import { createRoller, type Roller } from '../../roller/loop.ts'
 import { RollerMetrics } from '../../roller/metrics.ts'
+import { duckdbHttpfsPath } from './python.ts'
 import { bucket, intakeKey, uid } from './sinks.ts'
 import { call, stack } from './stack.ts'
 
@@ -30,6 +31,7 @@ export function rollerEnv(extra: Record<string, string> = {}): Record<string, st
     S3_SECRET_ACCESS_KEY: s.s3.secretAccessKey,
     LHBOX_ROLLER_BACKOFF_MIN_MS: '20',
     LHBOX_ROLLER_BACKOFF_MAX_MS: '100',
+    LHBOX_DUCKDB_HTTPFS: duckdbHttpfsPath(),
     ...extra,
   }
 }
