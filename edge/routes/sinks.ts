@@ -145,8 +145,8 @@ export const sinkRoutes = new Hono<AppEnv>()
     checkPartitioning(table.metadata)
     checkColumnTypes(table.metadata)
     if (body.key) checkKey(table.metadata, body.key)
-    const device = deviceSettings(null, body, table.metadata)
     const feed = await feedOf(c.env, body, table.metadata)
+    const device = deviceSettings(null, body, table.metadata)
 
     const id = `snk_${randomHex(8)}`
     const { key: sendKey } = newKey('send')

@@ -47,6 +47,8 @@ async function connect(
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
     allow_community_extensions: 'false',
+    // Persistent secrets live in ~/.duckdb: with the local file system off, their lookup would fail every read.
+    allow_persistent_secrets: 'false',
     memory_limit: limits.memoryLimit,
     threads: String(limits.threads),
   })
