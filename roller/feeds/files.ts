@@ -61,8 +61,9 @@ export async function indexFiles(rule: FilesFeed, table: LoadedTable, bucket: Bu
       ...parts,
     }
     // x-amz-meta-* the table has columns for (S3 lower-cases their names).
-    for (const [name, value] of Object.entries(head.metadata)) if (columns.has(name) && !(name in row)) row[name] = value
-    lines.push(JSON.stringify(row))
+    for (const [name, value] of Object.entries(head.metadata)) if (!(name in row)) row[name] = value
+    // Only the columns the table has: a row is checked like a producer's, and an unknown member is a reject.
+    lines.push(JSON.stringify(Object.fromEntries(Object.entries(row).filter(([name]) => columns.has(name)))))
     if (lines.length >= MAX_FILES_PER_RUN) break
   }
   return lines
