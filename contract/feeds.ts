@@ -5,7 +5,7 @@
 import * as v from 'valibot'
 
 /** The shortest schedule: a run a minute. */
-export const MIN_EVERY_SECONDS = 60
+const MIN_EVERY_SECONDS = 60
 const Every = v.pipe(v.number(), v.integer(), v.minValue(MIN_EVERY_SECONDS, 'every_seconds is 60 at least'), v.maxValue(31 * 86_400))
 
 /** A scheduled SQL sink's query: one DuckDB SELECT (checked by DuckDB's parser, not here). */
@@ -42,13 +42,8 @@ export function runId(at: Date): string {
   return at.toISOString().replace('.000Z', 'Z')
 }
 
-/** The run's time from its id (the batch's __ingest_ts). */
-export function runTime(id: string): Date {
-  return new Date(id)
-}
-
 /** The columns every files-to-rows row has; the pattern's parts and x-amz-meta-* columns come after. */
-export const FILE_COLUMNS = ['path', 'size', 'etag', 'last_modified', 'content_type'] as const
+const FILE_COLUMNS = ['path', 'size', 'etag', 'last_modified', 'content_type'] as const
 
 /**
  * A pattern such as `cams/{camera}/{day}/{name}.jpg` → its part names and a matcher over a key. The

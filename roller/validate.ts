@@ -15,7 +15,7 @@ import type { ScanPool } from './scan-pool.ts'
 
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
 /** A scheduled SQL run's Parquet (spec "Rejects": batch_too_large). */
-export const MAX_PARQUET_BATCH_BYTES = 256 * 1024 * 1024
+const MAX_PARQUET_BATCH_BYTES = 256 * 1024 * 1024
 
 const isParquet = (key: string) => key.endsWith('.parquet')
 

@@ -25,7 +25,7 @@ export async function parquetBatchLines(bytes: Uint8Array): Promise<{ body: Uint
     const meta = parquetMetadata(file)
     const named = meta.key_value_metadata?.find((kv) => kv.key === JSON_COLUMNS_KEY)?.value
     jsonColumns = new Set(named ? (JSON.parse(named) as string[]) : [])
-    rows = (await parquetReadObjects({ file, utf8: true })) as Record<string, unknown>[]
+    rows = (await parquetReadObjects({ file, utf8: false })) as Record<string, unknown>[]
   } catch (err) {
     throw new ParquetBatchUnreadable(`not a Parquet file this roller can read: ${(err as Error).message}`)
   }

@@ -10,7 +10,7 @@ import { currentSchema } from '../../iceberg/spec/metadata.ts'
 import { readLiveFiles } from '../../iceberg/transaction/replace.ts'
 
 /** Rows a run writes at most (a batch stays far below 16 MiB); the rest are indexed by the next runs. */
-export const MAX_FILES_PER_RUN = 20_000
+const MAX_FILES_PER_RUN = 20_000
 
 type FilesFeed = Extract<Feed, { kind: 'files' }>
 

@@ -3,7 +3,6 @@
 // a memory limit and a time limit per run. The result becomes one Parquet file, the run's batch.
 import type { DuckDBConnection, DuckDBResultReader, DuckDBTypeId } from '@duckdb/node-api'
 import { parquetWriteBuffer } from 'hyparquet-writer'
-import type { ColumnSource } from 'hyparquet-writer/src/types.js'
 import { JSON_COLUMNS_KEY } from '../../iceberg/ingest/parquet-batch.ts'
 import { formatTimestampMicros, formatTimestamptzMicros } from '../../iceberg/spec/temporal.ts'
 
@@ -28,6 +27,8 @@ export class SqlRefused extends Error {
 export class SqlRunFailed extends Error {
   override name = 'SqlRunFailed'
 }
+
+type ColumnSource = Parameters<typeof parquetWriteBuffer>[0]['columnData'][number]
 
 const quote = (s: string) => `'${s.replaceAll("'", "''")}'`
 
