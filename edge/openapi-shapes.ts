@@ -83,39 +83,58 @@ export const TABLE = object({
   properties: { type: 'object', additionalProperties: STRING },
 })
 
-export const SINK = object({
-  id: { type: 'string', pattern: '^snk_[0-9a-f]+$' },
-  name: STRING,
-  warehouse: STRING,
-  table: STRING,
-  state: { enum: ['active', 'disabled', 'deleted'] },
-  disabled_reason: orNull(STRING),
-  roll: object({ roll_seconds: INTEGER, roll_bytes: INTEGER, inactivity_seconds: orNull(INTEGER) }),
-  key: orNull(array(STRING)),
-  ingest_url: STRING,
-  device_url: { type: 'string', description: 'The device route, {device_id} to fill in' },
-  mapping: orNull(OBJECT),
-  device_require: orNull(OBJECT),
-  device_strip: orNull(array(STRING)),
-  lag: object({ batches_waiting: INTEGER, bytes_waiting: NUMBER, oldest_waiting_at: orNull(TIME), seconds_behind: INTEGER }),
-  received: object({ batches: NUMBER, rows: NUMBER, bytes: NUMBER, last_at: orNull(TIME) }),
-  last_roll: orNull(OBJECT),
-  rejects: object({ rows_total: NUMBER, batches_with_rejects: NUMBER, last_at: orNull(TIME), prefix: STRING }),
-  dedupe: object({ requested_at: orNull(TIME), last: orNull(OBJECT) }),
-  created_at: TIME,
-  deleted_at: orNull(TIME),
-})
+const LAST_RUN = orNull(
+  object({
+    run_id: { type: 'string', description: 'The slot start (RFC 3339), or the time a run was asked for' },
+    at: TIME,
+    rows: INTEGER,
+    seconds: NUMBER,
+    error: orNull(STRING),
+    outcome: { enum: ['ok', 'done_before', 'failed'] },
+  }),
+)
+const SCHEDULE = { every_seconds: INTEGER, next_run_at: orNull(TIME), last_run: LAST_RUN }
+
+export const SINK = object(
+  {
+    id: { type: 'string', pattern: '^snk_[0-9a-f]+$' },
+    name: STRING,
+    warehouse: STRING,
+    table: STRING,
+    state: { enum: ['active', 'disabled', 'deleted'] },
+    disabled_reason: orNull(STRING),
+    roll: object({ roll_seconds: INTEGER, roll_bytes: INTEGER, inactivity_seconds: orNull(INTEGER) }),
+    key: orNull(array(STRING)),
+    ingest_url: STRING,
+    device_url: { type: 'string', description: 'The device route, {device_id} to fill in' },
+    mapping: orNull(OBJECT),
+    device_require: orNull(OBJECT),
+    device_strip: orNull(array(STRING)),
+    lag: object({ batches_waiting: INTEGER, bytes_waiting: NUMBER, oldest_waiting_at: orNull(TIME), seconds_behind: INTEGER }),
+    received: object({ batches: NUMBER, rows: NUMBER, bytes: NUMBER, last_at: orNull(TIME) }),
+    last_roll: orNull(OBJECT),
+    rejects: object({ rows_total: NUMBER, batches_with_rejects: NUMBER, last_at: orNull(TIME), prefix: STRING }),
+    dedupe: object({ requested_at: orNull(TIME), last: orNull(OBJECT) }),
+    kind: { enum: ['send', 'sql', 'files'], description: 'A send sink has producers; a sql or files sink is fed by the roller' },
+    sql: { ...object({ query: STRING, ...SCHEDULE }), description: 'A scheduled SQL sink’s query and schedule' },
+    files: { ...object({ prefix: STRING, pattern: orNull(STRING), ...SCHEDULE }), description: 'A files-to-rows sink’s rule and schedule' },
+    run_requested_at: { ...orNull(TIME), description: 'A run asked for (POST /v1/sinks/{id}/run), until it is done' },
+    created_at: TIME,
+    deleted_at: orNull(TIME),
+  },
+  ['sql', 'files', 'run_requested_at'],
+)
 
 export const SINK_CREATED: JsonSchema = {
   allOf: [
     SINK,
     object(
       {
-        send_key: { type: 'string', pattern: '^al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$', description: 'Shown once' },
+        send_key: { type: 'string', pattern: '^al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$', description: 'Shown once; a sql or files sink has none' },
         iam_writes: { type: 'array', maxItems: 0 },
         docs_hint: object({ message: STRING, table_doc_missing: { type: 'boolean' }, columns: array(STRING), command: STRING }),
       },
-      ['docs_hint'],
+      ['docs_hint', 'send_key'],
     ),
   ],
 }

@@ -200,15 +200,16 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       answers: { 200: object({ sinks: array(SINK) }) },
     },
     post: {
-      summary: 'Create a sink; answers its send key once',
+      summary: 'Create a sink; answers its send key once (a sql or files sink: none, the roller feeds it)',
       auth: 'api_key',
       level: 'write',
       body: CreateSink,
       statuses: {
         201: 'Created',
-        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks); mapping_invalid (names the column)`,
+        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks); mapping_invalid (names the column); invalid_query (DuckDB: not one SELECT); invalid_pattern`,
         404: 'warehouse_not_found, table_not_found (with the namespace’s tables)',
-        409: 'sink_exists, sink_name_taken, partitioned_table_unsupported, unsupported_column_type, key_unsupported, key_type_unsupported',
+        409: 'sink_exists, sink_name_taken, partitioned_table_unsupported, unsupported_column_type, key_unsupported, key_type_unsupported, files_table_unsupported',
+        503: 'unavailable (the SQL check did not answer; Retry-After)',
       },
       answers: { 201: SINK_CREATED },
     },
@@ -238,13 +239,14 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       answers: { 200: SINK },
     },
     patch: {
-      summary: 'Change the key, the roll policy or the device settings (key null: append again; mapping null: store payloads as sent)',
+      summary:
+        'Change the key, the roll policy, the device settings, or a feed’s query, rule and schedule (key null: append again; mapping null: store payloads as sent)',
       auth: 'api_key',
       level: 'write',
       body: UpdateSink,
       statuses: {
         200: 'The sink',
-        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks); mapping_invalid (names the column)`,
+        400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks); mapping_invalid (names the column); invalid_query; invalid_pattern`,
         404: `${SINK_NOT_FOUND}; table_not_found`,
         409: 'key_unsupported, key_type_unsupported',
       },
@@ -273,6 +275,15 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       level: 'write',
       statuses: { 202: '{dedupe}', 404: SINK_NOT_FOUND, 409: 'sink_not_keyed, sink_not_active, dedupe_too_soon (Retry-After)' },
       answers: { 202: object({ dedupe: object({ requested_at: orNull(TIME), last: orNull(OBJECT) }) }) },
+    },
+  },
+  '/v1/sinks/{sink_id}/run': {
+    post: {
+      summary: 'Ask for a run of a sql or files sink at the next tick (its id: the time asked)',
+      auth: 'api_key',
+      level: 'write',
+      statuses: { 202: '{run: {requested_at}}', 404: SINK_NOT_FOUND, 409: 'not_a_feed, sink_not_active' },
+      answers: { 202: object({ run: object({ requested_at: TIME }) }, []) },
     },
   },
   '/v1/usage': {
