@@ -8,6 +8,7 @@ import { pgbouncerBinary, startPgbouncer } from './pgbouncer.ts'
 import { PG_DATABASE, PG_PASSWORD, PG_USER, startPostgres } from './postgres.ts'
 import { stackPorts, type StackPorts } from './ports.ts'
 import { startS3rver, startVersitygw } from './s3.ts'
+import { devHttpfs } from './duckdb.ts'
 import { startRoller } from './roller.ts'
 import { startWrangler } from './wrangler.ts'
 import type { S3Config } from '../iceberg/io/s3.ts'
@@ -87,6 +88,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const apiUrl = `http://127.0.0.1:${ports.api}`
     log(`api         ${apiUrl}`)
     if (opts.roller) {
+      const httpfs = devHttpfs()
       const roller = startRoller(dir, {
         LHBOX_URL: apiUrl,
         LHBOX_BOOTSTRAP_SECRET: opts.bootstrapSecret,
@@ -94,8 +96,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         S3_ACCESS_KEY_ID: s3.config.accessKeyId,
         S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
         LHBOX_ROLLER_PORT: String(ports.roller),
-        // Scheduled SQL sinks offline: httpfs from a file (README "Scheduled SQL"), when one is given.
-        ...(process.env.LHBOX_DUCKDB_HTTPFS ? { LHBOX_DUCKDB_HTTPFS: process.env.LHBOX_DUCKDB_HTTPFS } : {}),
+        // Scheduled SQL sinks offline: httpfs from a file (README "Scheduled SQL"), when there is one.
+        ...(httpfs ? { LHBOX_DUCKDB_HTTPFS: httpfs } : {}),
       })
       stoppers.push(roller.stop)
       log(`roller      http://127.0.0.1:${ports.roller}/metrics (ticks every 10 s)`)

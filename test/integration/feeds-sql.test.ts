@@ -108,9 +108,18 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(await intakeObjects(sink.id)).toEqual([])
   }, 180_000)
 
-  it('lhbox sink run asks for a run now; POST /run on a send sink is refused', async () => {
-    const sink = await sqlSink(`SELECT x, station, temp FROM read_csv('${origin}/obs.csv')`)
+  it('lhbox sink create --sql --every, then lhbox sink run asks for a run now; POST /run on a send sink is refused', async () => {
+    const tableName = await createTable(stack().adminKey, { columns: COLUMNS })
+    const name = `cli_${uid()}`
+    const query = `SELECT x, station, temp FROM read_csv('${origin}/obs.csv')`
+    const made = await lhbox(['sink', 'create', stack().warehouse, '--table', tableName, '--name', name, '--sql', query, '--every', '1h'])
+    expect(made.code, made.stderr).toBe(0)
+    expect(made.stdout).toContain(`created sql sink ${name}`)
+    expect(made.stdout).toContain('every      3600 s')
+    const sink = { id: (await sinkView(name)).id as string, name, table: tableName }
     expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    const got = await lhbox(['sink', 'get', name])
+    expect(got.stdout).toMatch(/last run {3}\d{4}-\d\d-\d\dT\d\d:00:00Z: ok, 2 rows/)
     expect((await table(sink.table)).rows).toHaveLength(2)
     // Inside the hour's slot nothing is due; asked for, it runs at the next tick.
     const cli = await lhbox(['sink', 'run', sink.name, '--json'])
@@ -191,20 +200,23 @@ describe.concurrent('scheduled SQL sinks', () => {
     expectError(await call(`/v1/sinks/${send.id}`, { key: stack().adminKey, method: 'PATCH', json: { sql: { query: 'SELECT 1' } } }), 400, 'invalid_request')
   }, 60_000)
 
-  it('a local file, the time limit and the memory limit are last_run.error; the sink keeps its schedule and others roll on', async () => {
+  it('a local file, the time limit, the memory limit and a result past the batch limit are last_run.error; the sink keeps its schedule and others roll on', async () => {
     const local = await sqlSink(`SELECT 1 AS x, content AS station FROM read_text('/etc/hostname')`)
     const slow = await sqlSink('SELECT count(*) AS x FROM range(100000000000)')
     const big = await sqlSink('SELECT length(list(range)) AS x FROM range(200000000)')
+    const large = await sqlSink('SELECT range AS x FROM range(100000)')
     const limits = { LHBOX_SQL_TIMEOUT_SECONDS: '1', LHBOX_SQL_MEMORY_LIMIT: '64MB', LHBOX_SQL_THREADS: '1' }
     const errors: Record<string, RegExp> = {
       [local.id]: /LocalFileSystem has been disabled/,
       [slow.id]: /time limit of 1 s/,
       [big.id]: /Out of Memory/,
+      [large.id]: /^batch_too_large: the result is \d+ bytes of Parquet; a run's batch may be 10000 at most$/,
     }
-    for (const s of [local, slow, big]) {
-      const t = await tickInProcess({ sink: s.id, env: limits })
+    for (const s of [local, slow, big, large]) {
+      const t = await tickInProcess({ sink: s.id, env: { ...limits, LHBOX_SQL_MAX_BATCH_BYTES: '10000' } })
       expect(t.code, t.stdout).toBe(0)
       expect(t.logs.some((l) => l.msg === 'sql run failed' && l.sink_id === s.id)).toBe(true)
+      expect(t.metrics).toContain('lhbox_sql_runs_total{outcome="failed"} 1')
       const view = await sinkView(s.id)
       expect(view.state).toBe('active')
       expect(view.sql.last_run).toMatchObject({ outcome: 'failed', rows: 0, error: expect.stringMatching(errors[s.id]) })

@@ -12,13 +12,14 @@
 // The value encoding is described in test/interop/interop_common.py.
 import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { isLosslessNumber, parseLossless } from '../../iceberg/spec/json.ts'
 import type { S3Config } from '../../iceberg/io/s3.ts'
+import { httpfsInVenv } from '../../dev/duckdb.ts'
 import { FORK_SOCKET_ENV, runForked, startForkServer, type ScriptRun } from './python-fork.ts'
 
 const run = promisify(execFile)
@@ -31,7 +32,9 @@ const PYTHON_REQUIREMENTS_TOP = [
   // Each must equal DuckDB's version exactly.
   'duckdb-extension-iceberg==1.5.5',
   'duckdb-extension-avro==1.5.5',
-  'duckdb-extension-httpfs==1.5.5', // s3:// for iceberg_scan and read_json
+  // s3:// for iceberg_scan and read_json; and the file the roller's scheduled SQL runs LOAD (dev/duckdb.ts,
+  // whose DUCKDB_VERSION is the Node package's)
+  'duckdb-extension-httpfs==1.5.5',
   'pytz==2026.6', // DuckDB's Python client needs it for TIMESTAMPTZ values
 ]
 
@@ -75,16 +78,8 @@ export const INTEROP_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..'
 const cacheDir = () => process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'lhbox')
 export const venvDir = () => join(cacheDir(), 'venv')
 
-/**
- * The httpfs extension of the pinned DuckDB (duckdb-extension-httpfs, in the venv): the roller's scheduled
- * SQL runs LOAD it from this file (LHBOX_DUCKDB_HTTPFS), nothing downloaded. Its version is the Node
- * package's (@duckdb/node-api 1.5.5-r.5 is DuckDB 1.5.5): an extension loads only into its own version.
- */
-export function duckdbHttpfsPath(): string {
-  const lib = join(venvDir(), 'lib')
-  const python = existsSync(lib) ? readdirSync(lib).find((d) => d.startsWith('python3')) : undefined
-  return join(lib, python ?? 'python3', 'site-packages', 'duckdb_extension_httpfs', 'extensions', 'v1.5.5', 'httpfs.duckdb_extension')
-}
+/** The httpfs extension the roller's scheduled SQL runs LOAD (LHBOX_DUCKDB_HTTPFS): the venv's, nothing downloaded. */
+export const duckdbHttpfsPath = (): string => httpfsInVenv(venvDir())
 const STAMP = '.lhbox-requirements.sha256'
 
 function requirementsText(requirements: readonly string[]): string {

@@ -19,6 +19,8 @@ export interface TickResult {
   stderr: string
   /** The JSON log lines. */
   logs: Array<Record<string, unknown>>
+  /** In this process: the roller's /metrics text after the tick. */
+  metrics?: string
 }
 
 export function rollerEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -57,7 +59,7 @@ export async function tickInProcess(opts: { sink: string; rollerId?: string; env
   try {
     const result = await p.roller.tick({ sink: opts.sink, force: true })
     p.logs.push({ level: 'info', msg: 'tick done', roller: p.id, ...result })
-    return { code: result.failed > 0 ? 1 : 0, signal: null, stdout: lines(), stderr: '', logs: p.logs }
+    return { code: result.failed > 0 ? 1 : 0, signal: null, stdout: lines(), stderr: '', logs: p.logs, metrics: await p.metrics.registry.metrics() }
   } catch (err) {
     // What the child does with an error tick() throws: it ends with code 1, the error on stderr.
     return { code: 1, signal: null, stdout: lines(), stderr: (err as Error).stack ?? String(err), logs: p.logs }
@@ -143,17 +145,19 @@ export interface InProcessRoller {
   roller: Roller
   /** Its JSON log lines. */
   logs: Array<Record<string, any>>
+  metrics: RollerMetrics
 }
 
 /** The roller in this process (createRoller; no scan threads unless `env` says so); close() it when done. */
 export function inProcessRoller(env: Record<string, string> = {}, checkpoint: (name: string) => void | Promise<void> = () => {}): InProcessRoller {
   const logs: Array<Record<string, any>> = []
   const config = loadConfig(rollerEnv({ LHBOX_ROLLER_ID: `inproc-${uid()}`, LHBOX_ROLLER_SCAN_THREADS: '0', ...env }))
+  const metrics = new RollerMetrics()
   const roller = createRoller(
     config,
     jsonLogger({ roller: config.rollerId }, (l) => logs.push(JSON.parse(l))),
-    new RollerMetrics(),
+    metrics,
     checkpoint,
   )
-  return { id: config.rollerId, roller, logs }
+  return { id: config.rollerId, roller, logs, metrics }
 }
