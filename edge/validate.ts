@@ -10,6 +10,13 @@ import { ApiError } from './errors.ts'
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here (Postgres cannot hold it)
 export const text = () => v.pipe(v.string(), v.regex(/^[^\u0000]*$/, 'text may not contain U+0000 (NUL)'))
 
+/** valibot's record takes an array too (`[]` has no bad entry): a JSON object of name → value, never an array. */
+export const record = <K extends Parameters<typeof v.record>[0], V extends Parameters<typeof v.record>[1]>(key: K, value: V) =>
+  v.pipe(
+    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'give a JSON object, not an array'),
+    v.record(key, value),
+  )
+
 function invalid(issues: v.BaseIssue<unknown>[]): ApiError {
   const first = issues[0]
   const path = first?.path?.map((p) => String(p.key)).join('.')
@@ -30,10 +37,14 @@ export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S)
   } catch {
     throw new ApiError(400, 'malformed_json', 'the body is not valid JSON')
   }
+  // valibot's object schemas take an array that has no unknown keys (`[]`): a body meant as an object must be one.
+  if (Array.isArray(body) && OBJECT_SCHEMAS.has(schema.type)) throw new ApiError(400, 'invalid_request', 'the body must be a JSON object, not an array')
   const result = v.safeParse(schema, body)
   if (!result.success) throw invalid(result.issues)
   return result.output
 }
+
+const OBJECT_SCHEMAS = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest'])
 
 export function query<S extends v.GenericSchema>(c: Context, schema: S): v.InferOutput<S> {
   const result = v.safeParse(schema, c.req.query())

@@ -1,7 +1,7 @@
 // The device fields of POST/PATCH /v1/sinks as valibot schemas (they also feed /openapi.json).
 // The shapes only: what a mapping means for the table is compile.ts's to check.
 import * as v from 'valibot'
-import { text } from '../validate.ts'
+import { record, text } from '../validate.ts'
 
 const Pointer = v.pipe(text(), v.maxLength(512), v.description('A JSON pointer (RFC 6901) into the payload: "" is all of it, "/a/0/b" a member'))
 
@@ -17,7 +17,7 @@ const Source = v.union([
 export const Mapping = v.union([
   v.strictObject({ preset: v.pipe(text(), v.maxLength(64)) }),
   v.strictObject({
-    columns: v.record(v.pipe(text(), v.minLength(1), v.maxLength(255)), Source),
+    columns: record(v.pipe(text(), v.minLength(1), v.maxLength(255)), Source),
     point: v.optional(v.strictObject({ column: text(), lon: Pointer, lat: Pointer })),
     shape: v.optional(v.strictObject({ column: text(), geojson: Pointer })),
   }),
@@ -25,7 +25,7 @@ export const Mapping = v.union([
 
 const Scalar = v.union([v.string(), v.number(), v.boolean(), v.null()])
 export const DeviceRequire = v.pipe(
-  v.record(Pointer, v.union([Scalar, v.array(Scalar)])),
+  record(Pointer, v.union([Scalar, v.array(Scalar)])),
   v.description('Each pointer’s value must be the value, or one of the values'),
 )
 export const DeviceStrip = v.pipe(v.array(Pointer), v.maxLength(64), v.description('Members removed from the payload before it is mapped or stored'))

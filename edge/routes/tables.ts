@@ -13,7 +13,7 @@ import { requireKey } from '../auth.ts'
 import { catalogFor, warehouseByName, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
-import { jsonBody, query, text } from '../validate.ts'
+import { jsonBody, query, record, text } from '../validate.ts'
 
 const Ident = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'names are letters, digits and _, not starting with a digit'))
 const QualifiedTable = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, 'give the table as <namespace>.<table>'))
@@ -61,7 +61,7 @@ export const CreateTable = v.object({
   format_version: v.optional(v.picklist([2, 3]), 2),
   partition: v.optional(v.array(v.string()), []),
   doc: v.optional(v.string()),
-  properties: v.optional(v.record(v.string(), v.string()), {}),
+  properties: v.optional(record(v.string(), v.string()), {}),
 })
 
 /** GET /v1/tables: the tables of a warehouse, or of one of its namespaces. */
@@ -73,7 +73,7 @@ export const TABLE_PART = v.pipe(v.string(), v.regex(/^[^.\u0000]+$/))
 
 export const DocumentTable = v.object({
   doc: v.optional(v.string()),
-  columns: v.optional(v.record(v.string(), v.string())),
+  columns: v.optional(record(v.string(), v.string())),
 })
 
 async function catalogOf(c: Context<AppEnv>, warehouse: string): Promise<{ catalog: Catalog; w: WarehouseRow }> {

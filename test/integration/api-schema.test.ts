@@ -179,7 +179,8 @@ afterAll(async () => {
 /** Runs `st run` with its own config and working folder; answers its exit code and report. */
 async function schemathesis(name: string, run: Run): Promise<{ code: number | null; output: string; seed: string; dir: string; command: string }> {
   const dir = join(work, name)
-  const seed = BigInt(`0x${randomBytes(8).toString('hex')}`).toString()
+  // LHBOX_SCHEMATHESIS_SEED replays a failed run's sample.
+  const seed = process.env.LHBOX_SCHEMATHESIS_SEED ?? BigInt(`0x${randomBytes(8).toString('hex')}`).toString()
   const config = join(dir, 'schemathesis.toml')
   const parameters = run.parameters
     ? `\n[parameters]\n${Object.entries(run.parameters)

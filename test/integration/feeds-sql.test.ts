@@ -198,6 +198,8 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(patched.body.sql).toMatchObject({ query: 'SELECT 2 AS x', every_seconds: 7200 })
     const send = await newSink(stack().adminKey)
     expectError(await call(`/v1/sinks/${send.id}`, { key: stack().adminKey, method: 'PATCH', json: { sql: { query: 'SELECT 1' } } }), 400, 'invalid_request')
+    // A body that is not an object is refused, even one with no members to refuse (`[]`).
+    expectError(await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey, method: 'PATCH', json: [] }), 400, 'invalid_request')
   }, 60_000)
 
   it('a local file, the time limit, the memory limit and a result past the batch limit are last_run.error; the sink keeps its schedule and others roll on', async () => {

@@ -122,6 +122,8 @@ describe('GET and PATCH /v1/tables/{warehouse}.{namespace}.{table}', () => {
     const got = await call(`/v1/tables/${ref}`, { key: stack().adminKey })
     expect(got.body.schema.schema_id).toBe(1)
     expectError(await call(`/v1/tables/${ref}/docs`, { method: 'PATCH', key: stack().adminKey, json: { columns: { nope: 'x' } } }), 400, 'unknown_column')
+    // columns is an object of name → doc: an array (even an empty one) is refused, never taken as no change.
+    expectError(await call(`/v1/tables/${ref}/docs`, { method: 'PATCH', key: stack().adminKey, json: { columns: [], doc: 'x' } }), 400, 'invalid_request')
     expectError(await call(`/v1/tables/${stack().warehouse}.tbl.missing`, { key: stack().adminKey }), 404, 'table_not_found')
     expectError(await call(`/v1/tables/just-one`, { key: stack().adminKey }), 400, 'invalid_request')
   })
