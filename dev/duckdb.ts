@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 
-export const DUCKDB_VERSION = '1.5.5'
+const DUCKDB_VERSION = '1.5.5'
 
 /** The extension file inside a venv (it may not exist yet). */
 export function httpfsInVenv(venv: string): string {

@@ -110,7 +110,13 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     const release = { roller: config.rollerId, roll_id: rollCtx.rollId, consumed: [], repaired: [], release: true }
     let run: FeedRunReport
     try {
-      run = await runFeed(due, { ...rollCtx, log: slog, sql: config.sql, roll: () => roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed` }) })
+      // The run's batch is committed by a second roll of the same sink, under the same lease.
+      const rollRun = async () => {
+        const r = await roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed` })
+        metrics.rowsCommitted.inc(r.rows)
+        metrics.rowsRejected.inc(r.rejectedRows)
+      }
+      run = await runFeed(due, { ...rollCtx, log: slog, sql: config.sql, roll: rollRun })
     } catch (err) {
       if (!(err instanceof FeedWaits)) throw err
       slog.info('feed run waits', { run_id: due.feed.run.run_id, reason: err.message })

@@ -1,4 +1,4 @@
-// The sinks' control plane: POST/GET/PATCH/DELETE /v1/sinks, POST /v1/sinks/{id}/dedupe.
+// The sinks' control plane: POST/GET/PATCH/DELETE /v1/sinks, POST /v1/sinks/{id}/dedupe and /run (a feed's run now).
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
 import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
@@ -216,7 +216,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     if (body.sql || body.files) {
       const feed = await changedFeed(c, row.feed, body, tableMeta)
       set.feed = feed
-      // A new schedule starts at its next slot; a new query alone keeps the schedule.
+      // A new schedule runs at the next tick, then on its own slots; a new query alone keeps the schedule.
       if (feed.every_seconds !== row.feed.every_seconds) set.feedNextRunAt = sql`now()`
     }
     if (body.key !== undefined) {

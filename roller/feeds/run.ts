@@ -1,7 +1,7 @@
 // A feed's run, step by step. It runs under the sink's lease, after the tick's roll of whatever was
 // waiting, so a run killed between storing its batch and committing it is committed by the next
 // tick's roll (step 2 of the roll), and then found done here — never run twice:
-//   1. done before?  A retained snapshot or marker names the run's batch id, or the batch waits.
+//   1. done before?  A retained snapshot or marker names the run's batch id (a batch still waiting: wait).
 //   2. produce       SQL: DuckDB runs the query → one Parquet file. Files: the listing → NDJSON rows.
 //   3. store         one PUT of _sink/<sink>/<run id>.parquet|.ndjson (x-amz-meta received, rows, sink)
 //   4. roll          the normal roll commits it (same recovery, same rejects)
@@ -57,7 +57,6 @@ export async function runFeed(sink: SinkView & { feed: DueFeed }, ctx: FeedConte
     produced = await produce(sink, table, ctx) //                                                 2
   } catch (err) {
     if (!(err instanceof SqlRunFailed || err instanceof SqlRefused || sink.feed.kind === 'files')) throw err
-    ctx.log.warn('feed run failed; the sink keeps its schedule', { run_id: run.run_id, error: (err as Error).message })
     return report('failed', 0, (err as Error).message)
   }
   if (produced.rows === 0) return report('ok', 0, null) // nothing new: nothing to store or commit
@@ -68,8 +67,8 @@ export async function runFeed(sink: SinkView & { feed: DueFeed }, ctx: FeedConte
 }
 
 // 1. The run's batch id is its slot: named by a retained snapshot or marker of this sink, it is
-//    committed already; waiting in the intake, the roll commits it. Any other waiting batch makes the
-//    run wait (a files run reads "indexed" from the table, which must hold every earlier run).
+//    committed already. A batch still waiting (the tick's roll could not take it) makes the run wait
+//    for the next tick: a files run reads "indexed" from the table, which must hold every earlier run.
 async function doneBefore(sink: SinkView, runId: string, table: LoadedTable, ctx: FeedContext): Promise<boolean> {
   const listing = await listIntake(ctx.bucket, sink.id)
   const markers = (await Promise.all(listing.markers.map((k) => readMarker(ctx.bucket, k)))).filter((m): m is Marker => m !== null)
