@@ -8,7 +8,7 @@ import { errorText, type Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
 import { maintainTable } from './maintain.ts'
-import { roll, type RollContext } from './roll.ts'
+import { roll, type RollContext, type RollResult } from './roll.ts'
 import { FeedWaits, runFeed, type FeedRunReport } from './feeds/run.ts'
 import { ScanPool } from './scan-pool.ts'
 
@@ -78,7 +78,14 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         slog.info('dedupe', dedupe)
         await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], dedupe, release: !sink.feed?.run })
       }
-      if (sink.feed?.run) await runFeedOf(sink, rollCtx, slog)
+      // A feed's run rolls its batch at once: its rows count with this roll's.
+      const fed = sink.feed?.run ? await runFeedOf(sink, rollCtx, slog) : null
+      if (fed) {
+        result.rows += fed.rows
+        result.rejectedRows += fed.rejectedRows
+        result.batches += fed.batches
+        result.snapshotIds.push(...fed.snapshotIds)
+      }
       metrics.rolls.inc({ outcome: 'ok' })
       metrics.rowsCommitted.inc(result.rows)
       metrics.rowsRejected.inc(result.rejectedRows)
@@ -105,27 +112,27 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   }
 
   /** The feed's run due now (roller/feeds/run.ts), after the roll of what waited; its report releases the lease. */
-  async function runFeedOf(sink: SinkView, rollCtx: RollContext, slog: Logger): Promise<void> {
+  async function runFeedOf(sink: SinkView, rollCtx: RollContext, slog: Logger): Promise<RollResult | null> {
     const due = sink as Parameters<typeof runFeed>[0]
     const release = { roller: config.rollerId, roll_id: rollCtx.rollId, consumed: [], repaired: [], release: true }
     let run: FeedRunReport
+    let rolled: RollResult | null = null
     try {
       // The run's batch is committed by a second roll of the same sink, under the same lease.
       const rollRun = async () => {
-        const r = await roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed` })
-        metrics.rowsCommitted.inc(r.rows)
-        metrics.rowsRejected.inc(r.rejectedRows)
+        rolled = await roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed` })
       }
       run = await runFeed(due, { ...rollCtx, log: slog, sql: config.sql, roll: rollRun })
     } catch (err) {
       if (!(err instanceof FeedWaits)) throw err
       slog.info('feed run waits', { run_id: due.feed.run.run_id, reason: err.message })
       await api.report(sink.id, release)
-      return
+      return null
     }
     ;(due.feed.kind === 'sql' ? metrics.sqlRuns : metrics.filesRuns).inc({ outcome: run.outcome })
     slog[run.outcome === 'failed' ? 'error' : 'info'](`${due.feed.kind} run ${run.outcome}`, { ...run })
     await api.report(sink.id, { ...release, feed_run: run })
+    return rolled
   }
 
   /** Leases taken by a tick that stops before rolling these sinks: released, so another roller may roll them now. */

@@ -133,6 +133,21 @@ describe.concurrent('files to rows', () => {
     expect((await table(sink.table)).map((r) => String(r.path))).toEqual([`s3://${s3()}/${prefix}a.bin`])
   }, 120_000)
 
+  it('never indexes the table’s own data and metadata, even under the prefix', async () => {
+    const namespace = `own_${uid()}`
+    const columns = COLUMNS.filter((c) => ['x', 'path', 'size'].includes(c.name))
+    // The table lives at s3://<bucket>/<namespace>/<table>/: the rule indexes the whole namespace folder.
+    const sink = await newSink(stack().adminKey, { tableSpec: { namespace, columns }, sink: { files: { prefix: `${namespace}/`, every_seconds: 600 } } })
+    await bucket().put(`${namespace}/drop/a.txt`, 'a')
+    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    // The first roll wrote the table's metadata and a data file under the prefix; the next run adds nothing.
+    const own = []
+    for await (const o of bucket().list(`${namespace}/`)) if (!o.key.startsWith(`${namespace}/drop/`)) own.push(o.key)
+    expect(own.some((k) => k.endsWith('.parquet')) && own.some((k) => k.endsWith('.metadata.json'))).toBe(true)
+    expect((await runNow(sink.id)).files.last_run).toMatchObject({ outcome: 'ok', rows: 0 })
+    expect((await table(sink.table)).map((r) => String(r.path))).toEqual([`s3://${s3()}/${namespace}/drop/a.txt`])
+  }, 120_000)
+
   it('refuses a malformed pattern, a prefix under _sink/, and a table without a path column', async () => {
     const tableName = await createTable(stack().adminKey, { columns: COLUMNS })
     const body = (files: Record<string, unknown>) => ({ name: `f_${uid()}`, table: tableName, files: { prefix: 'x/', every_seconds: 300, ...files } })
