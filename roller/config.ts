@@ -64,7 +64,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     },
     sql: {
       memoryLimit: env.LHBOX_SQL_MEMORY_LIMIT ?? '512MB',
-      timeoutSeconds: Number(env.LHBOX_SQL_TIMEOUT_SECONDS ?? 300),
+      // Below the lease (300 s): a run never outlives the lease it holds.
+      timeoutSeconds: Number(env.LHBOX_SQL_TIMEOUT_SECONDS ?? 120),
       threads: Number(env.LHBOX_SQL_THREADS ?? 2),
       httpfsPath: env.LHBOX_DUCKDB_HTTPFS || undefined,
       maxBatchBytes: Number(env.LHBOX_SQL_MAX_BATCH_BYTES ?? 256 * 1024 * 1024),
