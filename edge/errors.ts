@@ -23,7 +23,7 @@ export function envelope(code: string, message: string, details: Record<string, 
   return { error: { code, message, ...details } }
 }
 
-export const unavailable = (what: 'database' | 'bucket' | 'catalog', message: string) =>
+export const unavailable = (what: 'database' | 'bucket' | 'catalog' | 'sql_check', message: string) =>
   new ApiError(503, 'unavailable', message, { failed: [what] }, { 'Retry-After': '5' })
 
 /** The catalog's own one-line reason (never a stack), kept short. */

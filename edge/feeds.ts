@@ -7,11 +7,12 @@ import { compilePattern, FilesFeed, SqlFeed, type Feed } from '../contract/feeds
 import { SqlCheckAnswer } from '../contract/internal.ts'
 import { currentSchema, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Env } from './env.ts'
-import { ApiError } from './errors.ts'
+import { jsonObject } from './validate.ts'
+import { ApiError, unavailable } from './errors.ts'
 
 /** PATCH's halves: a field left out keeps its value. */
-export const SqlFeedPatch = v.partial(SqlFeed)
-export const FilesFeedPatch = v.partial(FilesFeed)
+export const SqlFeedPatch = jsonObject(v.partial(SqlFeed))
+export const FilesFeedPatch = jsonObject(v.partial(FilesFeed))
 
 export async function checkSql(env: Env, query: string): Promise<void> {
   if (!env.LHBOX_SQL_CHECK_URL) return
@@ -25,13 +26,7 @@ export async function checkSql(env: Env, query: string): Promise<void> {
     if (!res.ok) throw new Error(`HTTP ${res.status}`)
     answer = v.parse(SqlCheckAnswer, await res.json())
   } catch (err) {
-    throw new ApiError(
-      503,
-      'unavailable',
-      `the SQL check (DuckDB's parser, on the roller) did not answer: ${(err as Error).message}`,
-      { failed: ['sql_check'] },
-      { 'Retry-After': '10' },
-    )
+    throw unavailable('sql_check', `the SQL check (DuckDB's parser, on the roller) did not answer: ${(err as Error).message}; retry shortly`)
   }
   if (!answer.ok) throw new ApiError(400, 'invalid_query', answer.error ?? 'DuckDB refuses this query', { query })
 }

@@ -10,12 +10,16 @@ import { ApiError } from './errors.ts'
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here (Postgres cannot hold it)
 export const text = () => v.pipe(v.string(), v.regex(/^[^\u0000]*$/, 'text may not contain U+0000 (NUL)'))
 
-/** valibot's record takes an array too (`[]` has no bad entry): a JSON object of name → value, never an array. */
-export const record = <K extends Parameters<typeof v.record>[0], V extends Parameters<typeof v.record>[1]>(key: K, value: V) =>
-  v.pipe(
-    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'give a JSON object, not an array'),
-    v.record(key, value),
-  )
+const isJsonObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x)
+
+/**
+ * valibot's object and record schemas take an array too (`[]` has no bad member): a schema that must
+ * be a JSON object, never an array. jsonBody checks every body so; nested ones that can be empty (a
+ * record, an object of optional members) are wrapped where they are declared.
+ */
+export const jsonObject = <S extends v.GenericSchema>(schema: S) => v.pipe(v.custom<v.InferInput<S>>(isJsonObject, 'give a JSON object, not an array'), schema)
+
+export const record = <K extends Parameters<typeof v.record>[0], V extends Parameters<typeof v.record>[1]>(key: K, value: V) => jsonObject(v.record(key, value))
 
 function invalid(issues: v.BaseIssue<unknown>[]): ApiError {
   const first = issues[0]
@@ -37,8 +41,8 @@ export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S)
   } catch {
     throw new ApiError(400, 'malformed_json', 'the body is not valid JSON')
   }
-  // valibot's object schemas take an array that has no unknown keys (`[]`): a body meant as an object must be one.
-  if (Array.isArray(body) && OBJECT_SCHEMAS.has(schema.type)) throw new ApiError(400, 'invalid_request', 'the body must be a JSON object, not an array')
+  // A body meant as an object must be one (see jsonObject).
+  if (!isJsonObject(body) && OBJECT_SCHEMAS.has(schema.type)) throw new ApiError(400, 'invalid_request', 'the body must be a JSON object')
   const result = v.safeParse(schema, body)
   if (!result.success) throw invalid(result.issues)
   return result.output

@@ -4,7 +4,8 @@ import { summaryBatchIds } from '../contract/summary.ts'
 import type { LoadedTable } from '../iceberg/catalog/index.ts'
 import { CommitAbandoned } from '../iceberg/transaction/transact.ts'
 import type { TableMetadata } from '../iceberg/spec/metadata.ts'
-import type { Marker } from './intake.ts'
+import type { Bucket } from '../iceberg/io/s3.ts'
+import { listIntake, readMarker, type IntakeObject, type Marker } from './intake.ts'
 
 export const CLOCK_SKEW_MS = 3600_000
 
@@ -29,6 +30,17 @@ export function consumedRecords(metadata: TableMetadata, sinkId: string, markers
   }
   for (const m of markers) add(m.batchIds, { atMs: Date.parse(m.committedAt), snapshotId: m.snapshotId, source: 'marker' })
   return records
+}
+
+/** The intake's batches and markers, and every batch id a retained snapshot or a marker names (steps 2 of a roll and 1 of a feed's run). */
+export async function intakeRecords(
+  bucket: Bucket,
+  sinkId: string,
+  metadata: TableMetadata,
+): Promise<{ batches: IntakeObject[]; markers: Marker[]; records: Map<string, ConsumedRecord> }> {
+  const listing = await listIntake(bucket, sinkId)
+  const markers = (await Promise.all(listing.markers.map((k) => readMarker(bucket, k)))).filter((m): m is Marker => m !== null)
+  return { batches: listing.batches, markers, records: consumedRecords(metadata, sinkId, markers) }
 }
 
 /** Stored before the record (1 h of tolerance for clock skew)? A batch stored later is a new send. */

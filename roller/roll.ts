@@ -12,9 +12,9 @@ import { currentSchema, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Compression } from '../iceberg/parquet/data-file.ts'
 import type { TableUpdate } from '../iceberg/spec/updates.ts'
 import type { RollReport, SinkView } from './api.ts'
-import { EndTick, listIntake, markerBody, readMarker, receivedMicros, type IntakeObject, type Marker } from './intake.ts'
+import { EndTick, markerBody, receivedMicros, type IntakeObject } from './intake.ts'
 import type { Logger } from './log.ts'
-import { consumedRecords, recheckFor, storedBefore } from './recovery.ts'
+import { intakeRecords, recheckFor, storedBefore } from './recovery.ts'
 import { sweepRejects, unwritableLines, wholeBatchLine, writeRejects } from './rejects.ts'
 import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { prefetch } from './pipeline.ts'
@@ -113,12 +113,10 @@ async function reloadTable(sink: SinkView, ctx: RollContext): Promise<LoadedTabl
 // 2. Re-establish the invariant: whatever a retained snapshot of this sink or a marker names, and
 //    was stored before it, is consumed — deleted from the intake before anything new is committed.
 async function reestablishInvariant(sink: SinkView, table: LoadedTable, ctx: RollContext): Promise<Invariant> {
-  const listing = await listIntake(ctx.bucket, sink.id)
-  const markers = (await Promise.all(listing.markers.map((k) => readMarker(ctx.bucket, k)))).filter((m): m is Marker => m !== null)
-  const records = consumedRecords(table.metadata, sink.id, markers)
+  const { batches, markers, records } = await intakeRecords(ctx.bucket, sink.id, table.metadata)
   const pending: IntakeObject[] = []
   const repaired = new Map<string, string | null>()
-  for (const obj of listing.batches) {
+  for (const obj of batches) {
     const record = records.get(obj.batchId)
     const head = record ? await ctx.bucket.head(obj.key) : null
     if (!record || !head || !storedBefore(receivedMicros(head), record)) {

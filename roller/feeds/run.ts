@@ -9,8 +9,7 @@
 import { BATCH_META, batchKey, NDJSON, parquetBatchKey } from '../../contract/bucket.ts'
 import type { LoadedTable } from '../../iceberg/catalog/index.ts'
 import type { SinkView } from '../api.ts'
-import { listIntake, readMarker, type Marker } from '../intake.ts'
-import { consumedRecords } from '../recovery.ts'
+import { intakeRecords } from '../recovery.ts'
 import type { RollContext } from '../roll.ts'
 import { indexFiles } from './files.ts'
 import { runQuery, SqlRefused, SqlRunFailed, type SqlLimits } from './sql.ts'
@@ -70,10 +69,9 @@ export async function runFeed(sink: SinkView & { feed: DueFeed }, ctx: FeedConte
 //    committed already. A batch still waiting (the tick's roll could not take it) makes the run wait
 //    for the next tick: a files run reads "indexed" from the table, which must hold every earlier run.
 async function doneBefore(sink: SinkView, runId: string, table: LoadedTable, ctx: FeedContext): Promise<boolean> {
-  const listing = await listIntake(ctx.bucket, sink.id)
-  const markers = (await Promise.all(listing.markers.map((k) => readMarker(ctx.bucket, k)))).filter((m): m is Marker => m !== null)
-  if (consumedRecords(table.metadata, sink.id, markers).has(runId)) return true
-  if (listing.batches.length > 0) throw new FeedWaits(`${listing.batches.length} batch(es) still wait in the intake; the run waits for the next tick`)
+  const { batches, records } = await intakeRecords(ctx.bucket, sink.id, table.metadata)
+  if (records.has(runId)) return true
+  if (batches.length > 0) throw new FeedWaits(`${batches.length} batch(es) still wait in the intake; the run waits for the next tick`)
   return false
 }
 

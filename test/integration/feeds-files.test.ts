@@ -2,11 +2,11 @@
 // nothing, a re-upload with a new etag adds one row, the pattern's parts are columns, x-amz-meta-*
 // fill the columns the table has, and _sink/ and the table's own files are never indexed. A table
 // keyed on path keeps one row per file. PyIceberg reads the tables back.
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
 import { rollerTick, tickInProcess } from '../support/roller.ts'
 import { scan, warehouseId } from '../support/roller-check.ts'
-import { bucket, createTable, intakeObjects, newSink, poll, postSink, uid } from '../support/sinks.ts'
+import { bucket, createTable, feedSinksDeletedAfter, intakeObjects, newSink, poll, postSink, uid } from '../support/sinks.ts'
 import { call, expectError, stack } from '../support/stack.ts'
 
 const COLUMNS = [
@@ -23,6 +23,12 @@ const COLUMNS = [
 ]
 
 beforeAll(() => ensureVenv(), 15 * 60_000)
+const feedSink = feedSinksDeletedAfter(afterAll)
+const filesSink = async (opts: Parameters<typeof newSink>[1]) => {
+  const sink = await newSink(stack().adminKey, opts)
+  feedSink(sink.id)
+  return sink
+}
 
 const s3 = () => stack().s3.bucket
 const table = async (name: string) => (await scan({ sql: await warehouseId(stack().warehouse) }, name)).rows
@@ -58,7 +64,7 @@ describe.concurrent('files to rows', () => {
     await bucket().put(jpg('back', '2026-12-02', 'b'), 'BB', { contentType: 'image/jpeg' })
     await bucket().put(`${prefix}cams/notes.txt`, 'not a picture', { contentType: 'text/plain' })
     await bucket().put(`${prefix}_sink/fake/batch.ndjson`, '{}', { contentType: 'application/x-ndjson' })
-    const sink = await newSink(stack().adminKey, {
+    const sink = await filesSink({
       tableSpec: { columns: COLUMNS },
       sink: { files: { prefix, every_seconds: 300, pattern: 'cams/{camera}/{day}/{name}.jpg' } },
     })
@@ -68,6 +74,7 @@ describe.concurrent('files to rows', () => {
     // The first run: the sink's first slot is due at once.
     const t = await tickInProcess({ sink: sink.id })
     expect(t.code, t.stdout).toBe(0)
+    expect(t.metrics).toContain('lhbox_files_runs_total{outcome="ok"} 1')
     const rows = byPath(await table(sink.table))
     expect(rows.map((r) => [r.path, Number(r.size), r.content_type, r.camera, r.day, r.name, r.owner])).toEqual([
       [`s3://${s3()}/${jpg('back', '2026-12-02', 'b')}`, 2, 'image/jpeg', 'back', '2026-12-02', 'b', null],
@@ -102,7 +109,7 @@ describe.concurrent('files to rows', () => {
     await bucket().put(`${prefix}one.csv`, '1', { contentType: 'text/csv' })
     await bucket().put(`${prefix}two.csv`, '22', { contentType: 'text/csv' })
     const columns = COLUMNS.filter((c) => ['x', 'path', 'size', 'etag'].includes(c.name))
-    const sink = await newSink(stack().adminKey, { tableSpec: { columns }, sink: { key: ['path'], files: { prefix, every_seconds: 60 } } })
+    const sink = await filesSink({ tableSpec: { columns }, sink: { key: ['path'], files: { prefix, every_seconds: 60 } } })
     expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
     await replace(`${prefix}one.csv`, '1111')
     expect((await runNow(sink.id)).files.last_run).toMatchObject({ outcome: 'ok', rows: 1 })
@@ -117,7 +124,7 @@ describe.concurrent('files to rows', () => {
     const prefix = `crash-${uid()}/`
     await bucket().put(`${prefix}a.bin`, 'a')
     const columns = COLUMNS.filter((c) => ['x', 'path', 'size', 'etag'].includes(c.name))
-    const sink = await newSink(stack().adminKey, { tableSpec: { columns }, sink: { files: { prefix, every_seconds: 600 } } })
+    const sink = await filesSink({ tableSpec: { columns }, sink: { files: { prefix, every_seconds: 600 } } })
     const rollerId = `files-${uid()}`
     const dead = await rollerTick({ sink: sink.id, killAt: 'feed-batch', rollerId })
     expect(dead.signal, dead.stdout + dead.stderr).toBe('SIGKILL')
@@ -137,7 +144,7 @@ describe.concurrent('files to rows', () => {
     const namespace = `own_${uid()}`
     const columns = COLUMNS.filter((c) => ['x', 'path', 'size'].includes(c.name))
     // The table lives at s3://<bucket>/<namespace>/<table>/: the rule indexes the whole namespace folder.
-    const sink = await newSink(stack().adminKey, { tableSpec: { namespace, columns }, sink: { files: { prefix: `${namespace}/`, every_seconds: 600 } } })
+    const sink = await filesSink({ tableSpec: { namespace, columns }, sink: { files: { prefix: `${namespace}/`, every_seconds: 600 } } })
     await bucket().put(`${namespace}/drop/a.txt`, 'a')
     expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
     // The first roll wrote the table's metadata and a data file under the prefix; the next run adds nothing.
@@ -154,6 +161,15 @@ describe.concurrent('files to rows', () => {
     expectError(await postSink(stack().adminKey, body({ pattern: 'cams/{camera' })), 400, 'invalid_pattern')
     expectError(await postSink(stack().adminKey, body({ pattern: 'cams/{path}' })), 400, 'invalid_pattern')
     expectError(await postSink(stack().adminKey, body({ prefix: '_sink/' })), 400, 'invalid_request')
+    // PATCH checks the rule again.
+    const made = await postSink(stack().adminKey, body({ pattern: 'cams/{camera}.jpg' }))
+    expect(made.status, made.text).toBe(201)
+    feedSink(made.body.id)
+    expectError(
+      await call(`/v1/sinks/${made.body.id}`, { key: stack().adminKey, method: 'PATCH', json: { files: { pattern: 'x/{a}/{a}' } } }),
+      400,
+      'invalid_pattern',
+    )
     const noPath = await createTable(stack().adminKey)
     expectError(
       await postSink(stack().adminKey, { name: `f_${uid()}`, table: noPath, files: { prefix: 'x/', every_seconds: 300 } }),

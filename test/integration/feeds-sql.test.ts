@@ -10,7 +10,7 @@ import { lhbox } from '../support/cli.ts'
 import { ensureVenv } from '../support/python.ts'
 import { rollerTick, tickInProcess } from '../support/roller.ts'
 import { scan, sinkSnapshots, warehouseId } from '../support/roller-check.ts'
-import { bucket, createTable, database, intakeObjects, newSink, poll, postSink, uid } from '../support/sinks.ts'
+import { bucket, createTable, database, feedSinksDeletedAfter, intakeObjects, newSink, poll, postSink, uid } from '../support/sinks.ts'
 import { call, expectError, stack } from '../support/stack.ts'
 
 const COLUMNS = [
@@ -59,8 +59,12 @@ const unionQuery = () =>
     `SELECT x, station, temp FROM read_parquet('${origin}/obs.parquet')`,
   ].join(' UNION ALL ')
 
+const feedSink = feedSinksDeletedAfter(afterAll)
+
 async function sqlSink(query: string, every = 3600) {
-  return newSink(stack().adminKey, { tableSpec: { columns: COLUMNS }, sink: { sql: { query, every_seconds: every } } })
+  const sink = await newSink(stack().adminKey, { tableSpec: { columns: COLUMNS }, sink: { sql: { query, every_seconds: every } } })
+  feedSink(sink.id)
+  return sink
 }
 
 const sinkView = async (id: string) => (await call(`/v1/sinks/${id}`, { key: stack().adminKey })).body
@@ -116,7 +120,7 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(made.code, made.stderr).toBe(0)
     expect(made.stdout).toContain(`created sql sink ${name}`)
     expect(made.stdout).toContain('every      3600 s')
-    const sink = { id: (await sinkView(name)).id as string, name, table: tableName }
+    const sink = { id: feedSink((await sinkView(name)).id), name, table: tableName }
     expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
     const got = await lhbox(['sink', 'get', name])
     expect(got.stdout).toMatch(/last run {3}\d{4}-\d\d-\d\dT\d\d:00:00Z: ok, 2 rows/)
@@ -135,6 +139,14 @@ describe.concurrent('scheduled SQL sinks', () => {
 
     const send = await newSink(stack().adminKey)
     expectError(await call(`/v1/sinks/${send.id}/run`, { key: stack().adminKey, method: 'POST' }), 409, 'not_a_feed')
+    // A disabled feed sink does not run.
+    const db = await database()
+    try {
+      await db.query(`update sinks set state = 'disabled', disabled_reason = 'by_test' where id = $1`, [sink.id])
+    } finally {
+      await db.end()
+    }
+    expectError(await call(`/v1/sinks/${sink.id}/run`, { key: stack().adminKey, method: 'POST' }), 409, 'sink_not_active')
   }, 120_000)
 
   it('a roller killed between storing the Parquet and committing: the restart commits the slot once, a second roller finds it done', async () => {
@@ -198,8 +210,9 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(patched.body.sql).toMatchObject({ query: 'SELECT 2 AS x', every_seconds: 7200 })
     const send = await newSink(stack().adminKey)
     expectError(await call(`/v1/sinks/${send.id}`, { key: stack().adminKey, method: 'PATCH', json: { sql: { query: 'SELECT 1' } } }), 400, 'invalid_request')
-    // A body that is not an object is refused, even one with no members to refuse (`[]`).
+    // A body that is not an object is refused, even one with no members to refuse (`[]`), nested too.
     expectError(await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey, method: 'PATCH', json: [] }), 400, 'invalid_request')
+    expectError(await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey, method: 'PATCH', json: { sql: [] } }), 400, 'invalid_request')
   }, 60_000)
 
   it('a local file, the time limit, the memory limit and a result past the batch limit are last_run.error; the sink keeps its schedule and others roll on', async () => {

@@ -148,3 +148,21 @@ export async function newProject(opts: { endpoint?: string } = {}): Promise<{ pr
   if (res.status !== 201) throw new Error(`POST /v1/warehouses: ${res.status} ${res.text}`)
   return { project, key, warehouse: 'main' }
 }
+
+/**
+ * The feed sinks a test file made, deleted after it: the roller service of a later file rolls every due
+ * sink of the shared stack, and a feed is due on every slot (its query's server long gone by then).
+ */
+export function feedSinksDeletedAfter(afterAll: (fn: () => Promise<void>) => void): (id: string) => string {
+  const made: string[] = []
+  afterAll(async () => {
+    for (const id of made) {
+      const res = await call(`/v1/sinks/${id}`, { key: stack().adminKey, method: 'DELETE' })
+      if (res.status !== 202) throw new Error(`DELETE /v1/sinks/${id}: ${res.status} ${res.text}`)
+    }
+  })
+  return (id) => {
+    made.push(id)
+    return id
+  }
+}
