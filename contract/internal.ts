@@ -26,11 +26,36 @@ export const SinksQuery = v.object({
   purpose: v.optional(LeasePurpose, 'roll'),
 })
 
-/** A warehouse's catalog as the roller reaches it (its secrets stay with the edge). */
+/**
+ * A warehouse's catalog as the roller reaches it. A REST catalog's token or OAuth2 credential comes
+ * only with a lease (of a sink, or of a warehouse to measure), opened by the edge from its sealed copy.
+ */
 const Catalog = v.variant('type', [
   v.object({ type: v.literal('sql'), catalog_name: v.string() }),
-  v.object({ type: v.literal('rest'), uri: v.string(), warehouse: v.optional(v.string()), scope: v.optional(v.string()) }),
+  v.object({
+    type: v.literal('rest'),
+    uri: v.string(),
+    warehouse: v.optional(v.string()),
+    scope: v.optional(v.string()),
+    token: v.optional(v.string()),
+    credential: v.optional(v.string()),
+    /** The edge could not open the sealed secret (LHBOX_SECRETS_KEY lacks its key): the roll fails with this reason. */
+    secret_error: v.optional(v.string()),
+  }),
 ])
+
+/** Where a warehouse's tables and intake live, as the roller reaches them. */
+export const WarehouseView = v.object({
+  id: v.string(),
+  name: v.string(),
+  catalog: Catalog,
+  location: v.string(),
+  bucket: v.string(),
+  endpoint: v.string(),
+  region: v.string(),
+  maintenance: v.string(),
+})
+export type WarehouseView = v.InferOutput<typeof WarehouseView>
 
 /** One sink as the roller sees it. Times are RFC 3339 strings (UTC, microseconds). */
 export const SinkView = v.object({
@@ -39,16 +64,7 @@ export const SinkView = v.object({
   project_id: v.string(),
   state: v.string(),
   table: v.object({ namespace: v.string(), name: v.string() }),
-  warehouse: v.object({
-    id: v.string(),
-    name: v.string(),
-    catalog: Catalog,
-    location: v.string(),
-    bucket: v.string(),
-    endpoint: v.string(),
-    region: v.string(),
-    maintenance: v.string(),
-  }),
+  warehouse: WarehouseView,
   policy: v.object({ roll_seconds: v.number(), roll_bytes: v.number(), inactivity_seconds: v.nullable(v.number()), max_batches: v.number() }),
   key: v.nullable(v.array(v.string())),
   lag: v.object({ batches: v.number(), bytes: v.number(), oldest_at: v.nullable(v.string()), newest_at: v.nullable(v.string()) }),
@@ -74,8 +90,8 @@ export const SinkView = v.object({
 })
 export type SinkView = v.InferOutput<typeof SinkView>
 
-/** GET /internal/sinks answers. */
-export const SinkList = v.object({ sinks: v.array(SinkView) })
+/** GET /internal/sinks answers. `enabled` false: sinks are switched off (LHBOX_SINKS_ENABLED), and nothing is leased. */
+export const SinkList = v.object({ sinks: v.array(SinkView), enabled: v.optional(v.boolean(), true) })
 export type SinkList = v.InferOutput<typeof SinkList>
 
 /** POST /internal/sinks/{id}/roll: what a roll did. */
@@ -95,6 +111,12 @@ export const RollReport = v.object({
   /** Set: the sink is disabled with this reason (an upsert_* one when its key cannot be applied). */
   disabled_reason: v.optional(v.nullable(v.string())),
   dedupe: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  /**
+   * Why the roll failed (the batches wait): catalog_unauthorized (the catalog refused the warehouse's
+   * credentials), quota_exceeded (the store refused a write for quota), or roll_failed. GET /v1/sinks
+   * shows it as last_error until a roll succeeds.
+   */
+  error: v.optional(v.nullable(v.object({ code: v.picklist(['catalog_unauthorized', 'quota_exceeded', 'roll_failed']), message: v.string() }))),
   /** A feed's run (contract/feeds.ts): done (rows committed), found done already, or failed with its error. */
   feed_run: v.optional(
     v.nullable(
@@ -127,3 +149,38 @@ export type RollAnswer = v.InferOutput<typeof RollAnswer>
 export const SqlCheck = v.object({ query: v.string() })
 export const SqlCheckAnswer = v.object({ ok: v.boolean(), error: v.nullable(v.string()) })
 export type SqlCheckAnswer = v.InferOutput<typeof SqlCheckAnswer>
+
+/** GET /internal/warehouses/measure?roller=: a lease of the warehouses whose storage figure is due (every_seconds) or asked for. */
+export const MeasureQuery = v.object({
+  roller: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  every_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(10), v.maxValue(86400)), '300'),
+  lease_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(10), v.maxValue(3600)), '300'),
+  warehouse: v.optional(v.string()),
+})
+
+/** The warehouses to measure, leased to the roller that asked. */
+export const MeasureList = v.object({ warehouses: v.array(v.object({ warehouse: WarehouseView, requested_at: v.nullable(v.string()) })) })
+export type MeasureList = v.InferOutput<typeof MeasureList>
+
+/**
+ * A warehouse's storage figure: every object in its bucket (bytes, objects; the spec's "every byte in
+ * the file bucket"), of which intake_bytes are under _sink/; tables: each table's committed Parquet bytes
+ * (total-files-size of its current snapshot's summary), keyed <namespace>.<table>.
+ */
+export const StorageFigure = v.object({
+  bytes: v.number(),
+  intake_bytes: v.number(),
+  objects: v.number(),
+  tables: v.record(v.string(), v.number()),
+  measured_at: v.string(),
+})
+export type StorageFigure = v.InferOutput<typeof StorageFigure>
+
+/** POST /internal/warehouses/{id}/storage: the figure, and when its listing began (requests made before it are answered). */
+export const StorageReport = v.object({
+  roller: v.string(),
+  started_at: v.string(),
+  figure: v.nullable(StorageFigure),
+  error: v.optional(v.nullable(v.string())),
+})
+export type StorageReport = v.InferInput<typeof StorageReport>

@@ -37,13 +37,21 @@ export const warehouses = pgTable(
       .notNull()
       .references(() => projects.id),
     name: text('name').notNull(),
-    // {type: "sql"} or {type: "rest", uri, warehouse, token?, credential?, ...}
+    // {type: "sql"} or {type: "rest", uri, warehouse?, scope?}: never a secret (see catalogSecret).
     catalog: jsonb('catalog').notNull(),
+    // A REST catalog's {token?, credential?} as JSON, sealed (db/sealed.ts) under LHBOX_SECRETS_KEY.
+    catalogSecret: text('catalog_secret'),
     bucket: text('bucket').notNull(),
     endpoint: text('endpoint').notNull(),
     region: text('region').notNull(),
     prefix: text('prefix').notNull().default(''),
     maintenance: text('maintenance').notNull().default('roller'),
+    // The storage meter (roller/measure.ts): the last figure {bytes, intake_bytes, objects, tables, measured_at},
+    // when the next is due, a figure asked for now (POST /v1/warehouses/{id}/measure), and the roller measuring it.
+    storage: jsonb('storage'),
+    measureNextAt: timestamp('measure_next_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    measureRequestedAt: timestamp('measure_requested_at', { withTimezone: true, mode: 'string', precision: 3 }),
+    measureLeaseUntil: timestamp('measure_lease_until', { withTimezone: true, mode: 'date' }),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('warehouses_project_name').on(t.projectId, t.name), check('warehouses_maintenance', sql`${t.maintenance} in ('roller', 'off')`)],
@@ -76,6 +84,8 @@ export const sinks = pgTable(
     dedupeRequestedAt: timestamp('dedupe_requested_at', { withTimezone: true, mode: 'date' }),
     dedupeLast: jsonb('dedupe_last'),
     lastRoll: jsonb('last_roll'),
+    // Why the last roll failed, {at, code, message} (catalog_unauthorized, quota_exceeded, roll_failed); cleared by a roll that succeeds.
+    lastError: jsonb('last_error'),
     // {rows_total, batches_with_rejects, last_at}, from the roller's reports.
     rejects: jsonb('rejects'),
     // The device route's settings: {mapping, require, strip} as set and `compiled` (edge/devices/compile.ts).

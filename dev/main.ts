@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { bootstrap } from './bootstrap.ts'
-import { startStack } from './stack.ts'
+import { newSecretsKey, startStack } from './stack.ts'
 
 const dir = resolve(process.env.LHBOX_DEV_DIR ?? '.lhbox')
 const basePort = Number(process.env.LHBOX_DEV_PORT ?? 8780)
@@ -22,9 +22,10 @@ function readEnvFile(): Record<string, string> {
 
 const saved = readEnvFile()
 const secret = saved.LHBOX_BOOTSTRAP_SECRET ?? randomBytes(24).toString('base64url')
+const secretsKey = saved.LHBOX_SECRETS_KEY ?? newSecretsKey()
 const started = Date.now()
 console.log(`lhbox dev stack in ${dir}`)
-const stack = await startStack({ dir, basePort, bootstrapSecret: secret, roller: true, log: (l) => console.log(`  ${l}`) })
+const stack = await startStack({ dir, basePort, bootstrapSecret: secret, secretsKey, roller: true, log: (l) => console.log(`  ${l}`) })
 
 let stopping = false
 async function shutdown(signal: string) {
@@ -44,6 +45,7 @@ try {
     LHBOX_API_KEY: apiKey,
     LHBOX_WAREHOUSE: warehouse,
     LHBOX_BOOTSTRAP_SECRET: secret,
+    LHBOX_SECRETS_KEY: secretsKey,
     DATABASE_URL: stack.databaseUrl,
     S3_ENDPOINT: stack.s3.endpoint,
     S3_BUCKET: stack.s3.bucket,

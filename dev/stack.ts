@@ -1,5 +1,6 @@
 // The local stack, shared by `npm run dev` and the integration tests' global setup:
 // Postgres → pgbouncer → WebSocket bridge → wrangler dev (the Worker), and the S3 server.
+import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { migrateTo } from '../db/migrate.ts'
@@ -23,6 +24,8 @@ export interface StackOptions {
   /** The S3 server: s3rver (the default, quick to start) or versitygw (a real gateway: the benchmarks). */
   store?: 's3rver' | 'versitygw'
   log?: (line: string) => void
+  /** LHBOX_SECRETS_KEY: seals REST catalogs' secrets ("<key id>:<32 bytes base64>"). */
+  secretsKey: string
   /** Where the edge asks DuckDB's parser about a SQL sink's query; default the roller service's /sql/check when it runs. */
   sqlCheckUrl?: string
 }
@@ -35,8 +38,12 @@ export interface Stack {
   databaseUrl: string
   s3: S3Config
   bootstrapSecret: string
+  secretsKey: string
   stop(): Promise<void>
 }
+
+/** A fresh LHBOX_SECRETS_KEY value: key id k1, 32 random bytes. */
+export const newSecretsKey = (id = 'k1') => `${id}:${randomBytes(32).toString('base64')}`
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const dir = resolve(opts.dir)
@@ -53,7 +60,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const pg = await startPostgres(dir, ports.postgres)
     stoppers.push(pg.stop)
     log(`postgres    127.0.0.1:${ports.postgres}`)
-    await migrateTo(pg.url)
+    await migrateTo(pg.url, opts.secretsKey)
 
     // pgbouncer when installed; otherwise the bridge dials Postgres itself (slower, same behaviour).
     let poolPort = ports.postgres
@@ -77,6 +84,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${poolPort}/${PG_DATABASE}`,
       NEON_WS_PROXY: `127.0.0.1:${ports.bridge}`,
       LHBOX_BOOTSTRAP_SECRET: opts.bootstrapSecret,
+      LHBOX_SECRETS_KEY: opts.secretsKey,
       S3_ENDPOINT: s3.config.endpoint,
       S3_BUCKET: bucket,
       S3_REGION: s3.config.region,
@@ -102,7 +110,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       stoppers.push(roller.stop)
       log(`roller      http://127.0.0.1:${ports.roller}/metrics (ticks every 10 s)`)
     }
-    return { dir, ports, apiUrl, databaseUrl: pg.url, s3: s3.config, bootstrapSecret: opts.bootstrapSecret, stop }
+    return { dir, ports, apiUrl, databaseUrl: pg.url, s3: s3.config, bootstrapSecret: opts.bootstrapSecret, secretsKey: opts.secretsKey, stop }
   } catch (err) {
     await stop()
     throw err

@@ -15,6 +15,14 @@ export interface Env {
   S3_REGION: string
   S3_ACCESS_KEY_ID: string
   S3_SECRET_ACCESS_KEY: string
+  /**
+   * Seals REST catalogs' tokens and credentials at rest (db/sealed.ts): "<key id>:<32 bytes base64>",
+   * comma-separated with the sealing key first while a key is rotated. Secret.
+   */
+  LHBOX_SECRETS_KEY?: string
+  /** "false" turns sinks off (send and device routes 503 sinks_disabled, no leases); the earlier spec's name is AL_SINKS_ENABLED. */
+  LHBOX_SINKS_ENABLED?: string
+  AL_SINKS_ENABLED?: string
   /** Where DuckDB's parser checks a scheduled SQL sink's query: the roller's POST /sql/check. Unset: each run checks it. */
   LHBOX_SQL_CHECK_URL?: string
 }

@@ -2,7 +2,15 @@
 // {"error": {"code", "message", ...details}}. The catalog's typed errors are mapped here too, once
 // (catalogFailure), so a route lets them propagate unless the spec names a route-specific answer.
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { CatalogError, CommitConflict, CommitStateUnknown, NoSuchNamespace, NoSuchTable, TableAlreadyExists } from '../iceberg/catalog/index.ts'
+import {
+  CatalogError,
+  CatalogUnauthorized,
+  CommitConflict,
+  CommitStateUnknown,
+  NoSuchNamespace,
+  NoSuchTable,
+  TableAlreadyExists,
+} from '../iceberg/catalog/index.ts'
 import { S3Error } from '../iceberg/io/s3.ts'
 import { CommitAbandoned, PlanStale } from '../iceberg/transaction/transact.ts'
 
@@ -50,6 +58,14 @@ export function catalogFailure(err: unknown): ApiError | undefined {
     return unavailable(
       'catalog',
       `the catalog did not confirm the commit, which may or may not have been applied; read the table before you retry (${reason(err)})`,
+    )
+  }
+  // Not the caller's key and not an outage: the warehouse's own catalog credentials are wrong or revoked.
+  if (err instanceof CatalogUnauthorized) {
+    return new ApiError(
+      409,
+      'catalog_unauthorized',
+      `the warehouse's catalog refused its credentials (${reason(err)}); set them again with PATCH /v1/warehouses/{name}`,
     )
   }
   if (err instanceof CatalogError) return unavailable('catalog', `the catalog is unavailable (${reason(err)}); retry shortly`)

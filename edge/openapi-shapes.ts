@@ -55,15 +55,27 @@ export const object = (properties: Record<string, JsonSchema>, optional: string[
 export const array = (items: JsonSchema): JsonSchema => ({ type: 'array', items })
 export const TIME = { type: 'string', description: 'RFC 3339, UTC' }
 
+/** A storage figure (the roller's storage meter); its numbers are null before the first. */
+const STORAGE_FIGURE = {
+  bytes: { ...orNull(NUMBER), description: 'Every byte in the bucket, _sink/ included' },
+  intake_bytes: { ...orNull(NUMBER), description: 'Of which under _sink/: batches waiting, rejects, markers' },
+  tables: { type: 'object', additionalProperties: NUMBER, description: 'Committed Parquet bytes per <namespace>.<table> (total-files-size)' },
+  measured_at: orNull(TIME),
+}
+
 export const WAREHOUSE = object({
   id: STRING,
   name: STRING,
-  catalog: object({ type: { enum: ['sql', 'rest'] } }),
+  catalog: {
+    ...object({ type: { enum: ['sql', 'rest'] }, auth: { enum: ['bearer', 'oauth2', 'none'] } }, ['auth']),
+    description: 'A REST catalog says how it signs in (auth); its token or credential is never answered',
+  },
   bucket: STRING,
   endpoint: STRING,
   region: STRING,
   prefix: STRING,
   maintenance: { enum: ['roller', 'off'] },
+  storage: object({ ...STORAGE_FIGURE, objects: orNull(NUMBER), requested_at: { ...orNull(TIME), description: 'A figure asked for, not made yet' } }),
   created_at: TIME,
 })
 
@@ -113,6 +125,10 @@ export const SINK = object(
     lag: object({ batches_waiting: INTEGER, bytes_waiting: NUMBER, oldest_waiting_at: orNull(TIME), seconds_behind: INTEGER }),
     received: object({ batches: NUMBER, rows: NUMBER, bytes: NUMBER, last_at: orNull(TIME) }),
     last_roll: orNull(OBJECT),
+    last_error: {
+      ...orNull(object({ at: TIME, code: { enum: ['catalog_unauthorized', 'quota_exceeded', 'roll_failed'] }, message: STRING })),
+      description: 'Why the last roll failed (its batches wait), until a roll succeeds',
+    },
     rejects: object({ rows_total: NUMBER, batches_with_rejects: NUMBER, last_at: orNull(TIME), prefix: STRING }),
     dedupe: object({ requested_at: orNull(TIME), last: orNull(OBJECT) }),
     kind: { enum: ['send', 'sql', 'files'], description: 'A send sink has producers; a sql or files sink is fed by the roller' },
@@ -163,6 +179,7 @@ export const USAGE = object({
     by_sink: array(object({ sink_id: STRING, name: orNull(STRING), bytes: NUMBER, batches: NUMBER, rows_accepted: NUMBER, rows_rejected: NUMBER })),
     enforced: { const: false },
   }),
+  storage: object({ ...STORAGE_FIGURE, bytes: NUMBER, intake_bytes: NUMBER, warehouses: { type: 'object', additionalProperties: OBJECT } }),
 })
 
 export const CONNECTION = object({
@@ -175,6 +192,7 @@ export const CONNECTION = object({
   ),
   ingest_url: STRING,
   sinks_note: STRING,
+  sinks_enabled: { type: 'boolean', description: 'false: sinks are switched off on this service (LHBOX_SINKS_ENABLED)' },
 })
 
 export const API_KEY_CREATED = object({

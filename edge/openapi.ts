@@ -5,11 +5,11 @@
 import type { GenericSchema } from 'valibot'
 import { Hono } from 'hono'
 import type { AppEnv } from './env.ts'
-import { RollAnswer, RollReport, SinkList, SinksQuery } from '../contract/internal.ts'
+import { MeasureList, MeasureQuery, RollAnswer, RollReport, SinkList, SinksQuery, StorageReport } from '../contract/internal.ts'
 import { CreateKey } from './routes/keys.ts'
 import { CreateSink, ListSinksQuery, UpdateSink } from './routes/sinks.ts'
 import { ListTablesQuery } from './routes/tables.ts'
-import { CreateWarehouse } from './routes/warehouses.ts'
+import { CreateWarehouse, UpdateWarehouse } from './routes/warehouses.ts'
 import {
   API_KEY_CREATED,
   array,
@@ -77,6 +77,9 @@ const UNAVAILABLE =
   'unavailable: the database, the bucket or the Iceberg catalog did not answer, or a commit’s outcome is unknown (Retry-After; failed names which)'
 const BAD_TABLE_PATH = 'invalid_request: the path is not <warehouse>.<namespace>.<table>'
 const SINK_NOT_FOUND = 'sink_not_found (another project’s sink is not found either)'
+const SINKS_DISABLED = 'sinks_disabled: sinks are switched off on this service (Retry-After; what was accepted waits); unavailable'
+const CATALOG_REFUSED = 'catalog_unauthorized: the warehouse’s catalog refused its token or credential (PATCH /v1/warehouses/{warehouse})'
+const WAREHOUSE_REF = { warehouse: { ...PATH_PARAMS.warehouse, description: 'The warehouse’s name or id' } }
 
 const DEVICE_OPERATION: Operation = {
   summary: 'Send what a device sends: a JSON object or array, a form, or query parameters; mapped by the sink’s mapping (a preset or columns)',
@@ -105,6 +108,7 @@ const DEVICE_OPERATION: Operation = {
     409: 'idempotency_key_reused (an Idempotency-Key sent again with other bytes), quota_exceeded',
     413: 'Over 16 MiB',
     415: 'unsupported_encoding: a Content-Encoding other than gzip',
+    503: SINKS_DISABLED,
   },
 }
 
@@ -139,8 +143,42 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       auth: 'api_key',
       level: 'admin',
       body: CreateWarehouse,
-      statuses: { 201: 'Created', 409: 'warehouse_exists' },
+      statuses: { 201: 'Created', 409: 'warehouse_exists', 503: 'secrets_unavailable: the edge has no LHBOX_SECRETS_KEY to seal a token or credential' },
       answers: { 201: WAREHOUSE },
+    },
+  },
+  '/v1/warehouses/{warehouse}': {
+    get: {
+      summary: 'A warehouse, with its last storage figure',
+      auth: 'api_key',
+      level: 'read',
+      path: WAREHOUSE_REF,
+      statuses: { 200: 'The warehouse', 404: 'warehouse_not_found' },
+      answers: { 200: WAREHOUSE },
+    },
+    patch: {
+      summary: 'Replace a REST catalog’s token or credential (null removes one); sealed, never answered back',
+      auth: 'api_key',
+      level: 'admin',
+      path: WAREHOUSE_REF,
+      body: UpdateWarehouse,
+      statuses: {
+        200: 'The warehouse',
+        404: 'warehouse_not_found',
+        409: 'not_a_rest_catalog',
+        503: 'secrets_unavailable: no LHBOX_SECRETS_KEY, or the old secret does not open',
+      },
+      answers: { 200: WAREHOUSE },
+    },
+  },
+  '/v1/warehouses/{warehouse}/measure': {
+    post: {
+      summary: 'Ask for a storage figure now (the roller lists the bucket at its next tick; GET shows it)',
+      auth: 'api_key',
+      level: 'write',
+      path: WAREHOUSE_REF,
+      statuses: { 202: 'Asked (storage.requested_at)', 404: 'warehouse_not_found' },
+      answers: { 202: WAREHOUSE },
     },
   },
   '/v1/tables': {
@@ -149,7 +187,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       auth: 'api_key',
       level: 'read',
       params: queryParams(ListTablesQuery),
-      statuses: { 200: 'Tables', 404: 'warehouse_not_found, namespace_not_found' },
+      statuses: { 200: 'Tables', 404: 'warehouse_not_found, namespace_not_found', 409: CATALOG_REFUSED },
       answers: { 200: object({ warehouse: STRING, tables: array(object({ namespace: STRING, name: STRING, table: STRING })) }) },
     },
     post: {
@@ -161,7 +199,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         201: 'Created',
         400: `${MALFORMED}; malformed_json; invalid_schema (an unknown type, a name twice, a v3 type on a v2 table); invalid_partition`,
         404: 'warehouse_not_found, namespace_not_found',
-        409: 'table_exists',
+        409: `table_exists; ${CATALOG_REFUSED}`,
       },
       answers: { 201: TABLE },
     },
@@ -171,7 +209,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       summary: 'A table: schema, partitioning, docs, snapshots',
       auth: 'api_key',
       level: 'read',
-      statuses: { 200: 'The table', 400: BAD_TABLE_PATH, 404: 'warehouse_not_found, table_not_found, namespace_not_found' },
+      statuses: { 200: 'The table', 400: BAD_TABLE_PATH, 404: 'warehouse_not_found, table_not_found, namespace_not_found', 409: CATALOG_REFUSED },
       answers: { 200: TABLE },
     },
   },
@@ -185,7 +223,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         200: 'The table',
         400: `${MALFORMED}; malformed_json; unknown_column; ${BAD_TABLE_PATH}`,
         404: 'warehouse_not_found, table_not_found, namespace_not_found',
-        409: 'commit_conflict',
+        409: `commit_conflict; ${CATALOG_REFUSED}`,
       },
       answers: { 200: TABLE },
     },
@@ -208,7 +246,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         201: 'Created',
         400: `${MALFORMED}; malformed_json; unknown_column (a key column the table lacks); mapping_invalid (names the column); invalid_query (DuckDB: not one SELECT); invalid_pattern`,
         404: 'warehouse_not_found, table_not_found (with the namespace’s tables)',
-        409: 'sink_exists, sink_name_taken, partitioned_table_unsupported, unsupported_column_type, key_unsupported, key_type_unsupported, files_table_unsupported',
+        409: `sink_exists, sink_name_taken, partitioned_table_unsupported, unsupported_column_type, key_unsupported, key_type_unsupported, files_table_unsupported; ${CATALOG_REFUSED}`,
         503: 'unavailable (the SQL check did not answer; Retry-After)',
       },
       answers: { 201: SINK_CREATED },
@@ -229,6 +267,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         409: 'idempotency_key_reused, quota_exceeded',
         413: 'Over 16 MiB',
         415: 'Not application/json',
+        503: SINKS_DISABLED,
       },
     },
     get: {
@@ -288,7 +327,13 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     },
   },
   '/v1/usage': {
-    get: { summary: 'ingest_bytes this month', auth: 'api_key', level: 'read', statuses: { 200: 'Usage' }, answers: { 200: USAGE } },
+    get: {
+      summary: 'ingest_bytes this month, and storage (the last figures)',
+      auth: 'api_key',
+      level: 'read',
+      statuses: { 200: 'Usage' },
+      answers: { 200: USAGE },
+    },
   },
   '/v1/connection': {
     get: {
@@ -316,6 +361,28 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       body: RollReport,
       statuses: { 200: 'Recorded', 404: 'sink_not_found' },
       answers: { 200: schema(RollAnswer) },
+    },
+  },
+  '/internal/warehouses/measure': {
+    get: {
+      summary: 'The storage meter’s lease: the warehouses whose figure is due (every_seconds) or asked for',
+      auth: 'bootstrap',
+      params: queryParams(MeasureQuery, {
+        every_seconds: { type: 'integer', minimum: 10, maximum: 86400, default: 300 },
+        lease_seconds: { type: 'integer', minimum: 10, maximum: 3600, default: 300 },
+      }),
+      statuses: { 200: 'Warehouses' },
+      answers: { 200: schema(MeasureList) },
+    },
+  },
+  '/internal/warehouses/{warehouse_id}/storage': {
+    post: {
+      summary: 'The storage meter’s figure',
+      auth: 'bootstrap',
+      path: { warehouse_id: { type: 'string' } },
+      body: StorageReport,
+      statuses: { 200: 'Recorded', 404: 'warehouse_not_found' },
+      answers: { 200: object({ ok: { const: true } }) },
     },
   },
 }

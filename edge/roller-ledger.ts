@@ -2,10 +2,10 @@
 // leases (FOR UPDATE SKIP LOCKED, so several rollers share the sinks), and the roll reports.
 import type { LeasePurpose, RollReportBody } from '../contract/internal.ts'
 import type { EdgeDb } from '../db/edge.ts'
-import type { WarehouseRow } from './catalogs.ts'
+import type { WarehouseCore } from './catalogs.ts'
 import { iso, LAG } from './ledger-sql.ts'
 
-export type RollerSinkRow = Record<string, any> & { warehouse: WarehouseRow }
+export type RollerSinkRow = Record<string, any> & { warehouse: WarehouseCore }
 
 // Due: roll_seconds since the oldest waiting batch, roll_bytes waiting, inactivity_seconds since the
 // newest, 1,000 batches waiting, a dedupe request, or a feed's run (its slot, or one asked for) — whichever first.
@@ -17,6 +17,7 @@ select s.id, s.name, s.project_id, s.state, s.table_namespace, s.table_name, s.r
        s.feed_next_run_at <= now() as feed_scheduled_due, extract(epoch from now())::float8 * 1000 as now_ms,
        w.id as w_id, w.project_id as w_project_id, w.name as w_name, w.catalog as w_catalog, w.bucket as w_bucket,
        w.endpoint as w_endpoint, w.region as w_region, w.prefix as w_prefix, w.maintenance as w_maintenance, w.created_at as w_created_at,
+       w.catalog_secret as w_catalog_secret,
        array(select b.batch_id from batches b where b.sink_id = s.id and b.state in ('receiving', 'pending')
              order by b.received_at limit 1000) as ledger_pending,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest, ${iso('lag.newest')} as lag_newest,
@@ -32,11 +33,12 @@ ${LAG}
 `
 
 function withWarehouse(r: Record<string, any>): RollerSinkRow {
-  const warehouse: WarehouseRow = {
+  const warehouse: WarehouseCore = {
     id: r.w_id,
     projectId: r.w_project_id,
     name: r.w_name,
     catalog: r.w_catalog,
+    catalogSecret: r.w_catalog_secret,
     bucket: r.w_bucket,
     endpoint: r.w_endpoint,
     region: r.w_region,
@@ -106,6 +108,8 @@ export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportB
          disabled_reason = case when $5::text is not null and s.state = 'active' then $5::text else s.disabled_reason end,
          dedupe_last = case when $6::jsonb is not null then $6::jsonb else s.dedupe_last end,
          dedupe_requested_at = case when $6::jsonb is not null then null else s.dedupe_requested_at end,
+         last_error = case when $11::jsonb is not null then $11::jsonb || jsonb_build_object('at', ${iso('now()')})
+                           when $3::jsonb is not null then null else s.last_error end,
          lease_owner = case when $7 and s.lease_owner = $8 then null else s.lease_owner end,
          lease_expires_at = case when $7 and s.lease_owner = $8 then null else s.lease_expires_at end
        where s.id = $1
@@ -128,6 +132,7 @@ export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportB
       r.roller,
       r.roll_id,
       JSON.stringify({ repaired: r.repaired }),
+      r.error ? JSON.stringify(r.error) : null,
     ],
   )
   const row = rows[0]

@@ -8,7 +8,7 @@ import { iso, LAG } from './ledger-sql.ts'
 const SELECT = `
 select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
        s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
-       ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.rejects, s.dedupe_last,
+       ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
        w.name as warehouse, w.bucket,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
@@ -60,6 +60,8 @@ export function sinkView(r: SinkRow, apiOrigin: string) {
     },
     received: { batches: r.rcv_batches, rows: r.rcv_rows, bytes: r.rcv_bytes, last_at: r.rcv_last_at },
     last_roll: r.last_roll,
+    // Why the last roll failed ({at, code, message}), until one succeeds; the batches wait meanwhile.
+    last_error: r.last_error ?? null,
     rejects: { ...rejects, prefix: `s3://${r.bucket}/${rejectsPrefix(r.id)}` },
     dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last },
     kind: r.feed?.kind ?? 'send',

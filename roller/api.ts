@@ -2,10 +2,21 @@
 // and every reply is parsed with its schemas.
 import { parse, toSafeNumberOrThrow } from 'lossless-json'
 import * as v from 'valibot'
-import { RollAnswer, SinkList, type LeasePurpose, type RollReport as Report, type SinksQuery, type SinkView } from '../contract/internal.ts'
+import {
+  MeasureList,
+  RollAnswer,
+  SinkList,
+  type LeasePurpose,
+  type MeasureQuery,
+  type RollReport as Report,
+  type SinksQuery,
+  type SinkView,
+  type StorageReport,
+} from '../contract/internal.ts'
 import type { RollerConfig } from './config.ts'
 
 export type { SinkView }
+export type Measure = MeasureList['warehouses'][number]
 
 /** A report as the roller writes it: it always says which batches it consumed and repaired. */
 export type RollReport = Report & Required<Pick<Report, 'consumed' | 'repaired'>>
@@ -57,5 +68,20 @@ export class EdgeApi {
 
   async report(sinkId: string, report: RollReport): Promise<void> {
     await this.request(RollAnswer, 'POST', `/internal/sinks/${encodeURIComponent(sinkId)}/roll`, report)
+  }
+
+  /** Leases the warehouses whose storage figure is due or asked for (or `warehouse`, due or not). */
+  async leaseMeasures(opts: { warehouse?: string } = {}): Promise<Measure[]> {
+    const query: v.InferInput<typeof MeasureQuery> = {
+      roller: this.config.rollerId,
+      every_seconds: String(this.config.measureSeconds),
+      lease_seconds: String(this.config.leaseSeconds),
+    }
+    if (opts.warehouse) query.warehouse = opts.warehouse
+    return (await this.request(MeasureList, 'GET', `/internal/warehouses/measure?${new URLSearchParams(query)}`)).warehouses
+  }
+
+  async reportStorage(warehouseId: string, report: StorageReport): Promise<void> {
+    await this.request(v.object({ ok: v.literal(true) }), 'POST', `/internal/warehouses/${encodeURIComponent(warehouseId)}/storage`, report)
   }
 }

@@ -1,11 +1,11 @@
 // The catalog and stores of a sink's warehouse, as the roller reaches them.
 import pg from 'pg'
-import type { Catalog } from '../iceberg/catalog/index.ts'
+import type { WarehouseView } from '../contract/internal.ts'
+import { CatalogUnauthorized, type Catalog } from '../iceberg/catalog/index.ts'
 import { RestCatalog } from '../iceberg/catalog/rest.ts'
 import { SqlCatalog } from '../iceberg/catalog/sql.ts'
 import { S3FileIO } from '../iceberg/io/file-io.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
-import type { SinkView } from './api.ts'
 import type { RollerConfig } from './config.ts'
 import type { Logger } from './log.ts'
 
@@ -29,31 +29,40 @@ export class Warehouses {
     return this.pool
   }
 
-  catalog(sink: SinkView): Catalog {
-    const w = sink.warehouse
+  /**
+   * The warehouse's catalog. A REST catalog signs in with the warehouse's own token or credential (the
+   * edge hands them over with the lease), else with LHBOX_CATALOG_TOKEN / LHBOX_CATALOG_CREDENTIAL.
+   */
+  catalog({ warehouse: w }: { warehouse: WarehouseView }): Catalog {
     if (w.catalog.type === 'sql') {
       if (!this.config.databaseUrl) throw new Error('DATABASE_URL is needed for SQL-catalog warehouses')
-      return new SqlCatalog({ name: w.catalog.catalog_name, sql: this.sqlPool(this.config.databaseUrl), warehouseLocation: w.location, io: this.io(sink) })
+      return new SqlCatalog({
+        name: w.catalog.catalog_name,
+        sql: this.sqlPool(this.config.databaseUrl),
+        warehouseLocation: w.location,
+        io: this.io({ warehouse: w }),
+      })
     }
+    if (w.catalog.secret_error) throw new CatalogUnauthorized(`the edge cannot open this warehouse's catalog secret: ${w.catalog.secret_error}`)
+    const own = w.catalog.token !== undefined || w.catalog.credential !== undefined
     return new RestCatalog({
       name: w.name,
       uri: w.catalog.uri,
       warehouse: w.catalog.warehouse,
       scope: w.catalog.scope,
-      token: this.config.catalogToken,
-      credential: this.config.catalogCredential,
+      token: own ? w.catalog.token : this.config.catalogToken,
+      credential: own ? w.catalog.credential : this.config.catalogCredential,
       s3: { endpoint: w.endpoint, region: w.region, accessKeyId: this.config.s3AccessKeyId, secretAccessKey: this.config.s3SecretAccessKey },
     })
   }
 
-  io(sink: SinkView): S3FileIO {
-    const w = sink.warehouse
+  io({ warehouse: w }: { warehouse: WarehouseView }): S3FileIO {
     return new S3FileIO({ endpoint: w.endpoint, region: w.region, accessKeyId: this.config.s3AccessKeyId, secretAccessKey: this.config.s3SecretAccessKey })
   }
 
   /** The warehouse bucket, where the intake, the rejects and the markers live. */
-  bucket(sink: SinkView): S3Client {
-    return this.io(sink).client(sink.warehouse.bucket)
+  bucket(at: { warehouse: WarehouseView }): S3Client {
+    return this.io(at).client(at.warehouse.bucket)
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 // The roller's configuration, from the environment (README "Roller").
 import { availableParallelism, hostname } from 'node:os'
+import { sinksEnabled } from '../contract/switch.ts'
 import type { SqlLimits } from './feeds/sql.ts'
 
 export interface RollerConfig {
@@ -30,6 +31,10 @@ export interface RollerConfig {
   scanThreads: number
   /** Scheduled SQL runs (roller/feeds/sql.ts): DuckDB's limits per run and where httpfs is loaded from. */
   sql: SqlLimits
+  /** How often each warehouse's storage is measured (roller/measure.ts). */
+  measureSeconds: number
+  /** LHBOX_SINKS_ENABLED / AL_SINKS_ENABLED false: lease nothing, roll nothing (the edge's switch does the same). */
+  sinksEnabled: boolean
   /** Commit retries after a conflict (the spec: 5 attempts, 0.5–8 s backoff). */
   retry: { attempts: number; minBackoffMs: number; maxBackoffMs: number }
 }
@@ -70,6 +75,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
       httpfsPath: env.LHBOX_DUCKDB_HTTPFS || undefined,
       maxBatchBytes: Number(env.LHBOX_SQL_MAX_BATCH_BYTES ?? 256 * 1024 * 1024),
     },
+    measureSeconds: Number(env.LHBOX_MEASURE_SECONDS ?? 300),
+    sinksEnabled: sinksEnabled(env),
     retry: {
       attempts: 5,
       minBackoffMs: Number(env.LHBOX_ROLLER_BACKOFF_MIN_MS ?? 500),

@@ -1,12 +1,15 @@
 // Ticks: lease the due sinks, roll each, and keep going whatever one sink does.
 import { loadZstd } from '../iceberg/parquet/zstd.ts'
-import { EdgeApi, type SinkView } from './api.ts'
+import { CatalogUnauthorized } from '../iceberg/catalog/index.ts'
+import { S3Error } from '../iceberg/io/s3.ts'
+import { EdgeApi, type RollReport, type SinkView } from './api.ts'
 import { Warehouses } from './catalogs.ts'
 import type { RollerConfig } from './config.ts'
 import { EndTick } from './intake.ts'
 import { errorText, type Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
+import { measureBucket, measureTables } from './measure.ts'
 import { maintainTable } from './maintain.ts'
 import { roll, type RollContext, type RollResult } from './roll.ts'
 import { FeedWaits, runFeed, type FeedRunReport } from './feeds/run.ts'
@@ -25,6 +28,8 @@ export interface Roller {
    * aborted no other table's sweep starts.
    */
   maintain(opts?: { sink?: string; signal?: AbortSignal }): Promise<{ maintained: number; failed: number; skipped: number }>
+  /** The storage meter: the warehouses whose figure is due or asked for (or one, due or not), measured and reported. */
+  measure(opts?: { warehouse?: string; signal?: AbortSignal }): Promise<{ measured: number; failed: number }>
   close(): Promise<void>
 }
 
@@ -101,10 +106,12 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       })
       return true
     } catch (err) {
-      metrics.rolls.inc({ outcome: err instanceof EndTick ? 'ended' : 'failed' })
-      slog.error(err instanceof EndTick ? 'tick ended; the sink waits for the next one' : 'roll failed', { error: errorText(err) })
-      // Give the lease back, so another roller (or this one restarted) may try at once.
-      await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true }).catch(() => undefined)
+      const ended = err instanceof EndTick
+      const error = ended ? null : rollFailure(err)
+      metrics.rolls.inc({ outcome: ended ? 'ended' : 'failed' })
+      slog.error(ended ? 'tick ended; the sink waits for the next one' : 'roll failed', { error: errorText(err), ...(error ? { code: error.code } : {}) })
+      // Give the lease back, so another roller (or this one restarted) may try at once; the reason shows in GET /v1/sinks/{id}.
+      await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true, error }).catch(() => undefined)
       return false
     } finally {
       end()
@@ -151,7 +158,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     async tick(opts = {}) {
       metrics.lastTickAt = new Date()
       await warm
-      const sinks = await api.lease({ force: opts.force, sink: opts.sink })
+      // Switched off here (or at the edge, which then leases nothing): the batches wait in the bucket.
+      const sinks = config.sinksEnabled ? await api.lease({ force: opts.force, sink: opts.sink }) : []
       let rolled = 0
       let failed = 0
       for (const [i, sink] of sinks.entries()) {
@@ -229,11 +237,49 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       }
       return { maintained, failed, skipped }
     },
+    async measure(opts = {}) {
+      let measured = 0
+      let failed = 0
+      if (!config.sinksEnabled) return { measured, failed }
+      for (const m of await api.leaseMeasures({ warehouse: opts.warehouse })) {
+        if (opts.signal?.aborted) break
+        const wlog = log.child({ warehouse_id: m.warehouse.id })
+        const startedAt = new Date().toISOString()
+        try {
+          const [bucket, tables] = await Promise.all([measureBucket(warehouses.bucket(m)), measureTables(warehouses.catalog(m))])
+          const figure = { ...bucket, tables, measured_at: new Date().toISOString() }
+          await api.reportStorage(m.warehouse.id, { roller: config.rollerId, started_at: startedAt, figure })
+          metrics.storageBytes.set({ warehouse: m.warehouse.id }, figure.bytes)
+          wlog.info('storage measured', { bytes: figure.bytes, intake_bytes: figure.intake_bytes, objects: figure.objects, tables: Object.keys(tables).length })
+          measured++
+        } catch (err) {
+          failed++
+          wlog.error('storage not measured', { error: errorText(err) })
+          await api
+            .reportStorage(m.warehouse.id, { roller: config.rollerId, started_at: startedAt, figure: null, error: errorText(err) })
+            .catch(() => undefined)
+        }
+      }
+      return { measured, failed }
+    },
     close: async () => {
       await scanPool?.close()
       await warehouses.close()
     },
   }
+}
+
+/**
+ * Why a roll failed, as GET /v1/sinks/{id} shows it (its batches wait either way): the catalog refused
+ * the warehouse's credentials, the store refused a write for quota, or anything else.
+ */
+function rollFailure(err: unknown): NonNullable<RollReport['error']> {
+  const message = errorText(err).slice(0, 1000)
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if (e instanceof CatalogUnauthorized) return { code: 'catalog_unauthorized', message }
+    if (e instanceof S3Error && e.quotaExceeded) return { code: 'quota_exceeded', message }
+  }
+  return { code: 'roll_failed', message }
 }
 
 /** CPU time the whole process (scan threads included) spent since `from`, in ms. */

@@ -1,4 +1,4 @@
-// npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID]
+// npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID] | measure [--warehouse ID]
 import { parseArgs } from 'node:util'
 import { loadConfig } from './config.ts'
 import { errorText, jsonLogger } from './log.ts'
@@ -21,10 +21,14 @@ function checkpointFromEnv(env: NodeJS.ProcessEnv): (name: string) => void {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { force: { type: 'boolean' }, sink: { type: 'string' } } })
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { force: { type: 'boolean' }, sink: { type: 'string' }, warehouse: { type: 'string' } },
+  })
   const command = positionals[0]
-  if (command !== 'run' && command !== 'tick' && command !== 'maintain') {
-    console.error('usage: npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID]')
+  if (command !== 'run' && command !== 'tick' && command !== 'maintain' && command !== 'measure') {
+    console.error('usage: npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID] | measure [--warehouse ID]')
     return 2
   }
   const config = loadConfig()
@@ -42,6 +46,13 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'maintain') {
     const result = await roller.maintain({ sink: values.sink })
     log.info('maintenance done', result)
+    await roller.close()
+    return result.failed > 0 ? 1 : 0
+  }
+
+  if (command === 'measure') {
+    const result = await roller.measure({ warehouse: values.warehouse })
+    log.info('measure done', result)
     await roller.close()
     return result.failed > 0 ? 1 : 0
   }
@@ -71,6 +82,8 @@ async function main(argv: string[]): Promise<number> {
     } catch (err) {
       log.error('tick failed', { error: errorText(err) })
     }
+    // The storage figures due (every LHBOX_MEASURE_SECONDS) or asked for, between ticks.
+    if (!stopping) await roller.measure({ signal: stopped.signal }).catch((err) => log.error('measure failed', { error: errorText(err) }))
     if (!stopping && Date.now() >= nextMaintenance) {
       nextMaintenance = Date.now() + config.maintenance.everyHours * 3600_000
       await roller.maintain({ signal: stopped.signal }).catch((err) => log.error('maintenance failed', { error: errorText(err) }))

@@ -61,6 +61,12 @@ export class RollerMetrics {
     labelNames: ['outcome'],
     registers: [this.registry],
   })
+  readonly storageBytes = new Gauge({
+    name: 'lhbox_warehouse_storage_bytes',
+    help: 'Bytes in the warehouse bucket at its last storage figure (_sink/ included)',
+    labelNames: ['warehouse'],
+    registers: [this.registry],
+  })
   lastTickAt: Date | null = null
 
   /**

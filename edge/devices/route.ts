@@ -14,6 +14,7 @@ import { BATCH_ID, deviceBatchId, requestDigest } from './batch-id.ts'
 import { readPayload } from './payload.ts'
 import { deviceRows, type DeviceRows } from './rows.ts'
 import { lastSeen, remember, type DeviceSettings } from './settings.ts'
+import { requireSinksOn } from '../sinks-switch.ts'
 
 const DEVICE_ID = /^[A-Za-z0-9._-]{1,64}$/
 const SINK_ID = /^snk_[0-9a-f]+$/
@@ -115,4 +116,4 @@ async function device(c: Context<AppEnv>) {
   throw unavailable('database', 'the sink’s device settings kept changing; retry shortly')
 }
 
-export const deviceRoutes = new Hono<AppEnv>().on(['GET', 'POST'], '/v1/sinks/:sinkId/devices/:deviceId', device)
+export const deviceRoutes = new Hono<AppEnv>().on(['GET', 'POST'], '/v1/sinks/:sinkId/devices/:deviceId', requireSinksOn, device)

@@ -5,6 +5,8 @@ import { warehouses } from '../../db/schema.ts'
 import { sqlCatalogName } from '../catalogs.ts'
 import { requireKey } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
+import { sinksEnabled } from '../../contract/switch.ts'
+import { SINKS_OFF } from '../sinks-switch.ts'
 
 export const connectionRoutes = new Hono<AppEnv>().get('/v1/connection', requireKey('read'), async (c) => {
   const db = await c.var.db()
@@ -25,6 +27,8 @@ export const connectionRoutes = new Hono<AppEnv>().get('/v1/connection', require
     ingest_url: `${origin}/v1/sinks/{sink_id}`,
     sinks_note:
       'Sinks append JSON rows to these tables: POST a JSON array to ingest_url with the sink’s send key and an Idempotency-Key. ' +
-      'Rows that do not fit the schema are kept in s3://<bucket>/_sink/<sink_id>/rejects/*.ndjson (read_json in DuckDB).',
+      'Rows that do not fit the schema are kept in s3://<bucket>/_sink/<sink_id>/rejects/*.ndjson (read_json in DuckDB).' +
+      (sinksEnabled(c.env) ? '' : ` Now: ${SINKS_OFF}.`),
+    sinks_enabled: sinksEnabled(c.env),
   })
 })

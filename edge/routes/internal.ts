@@ -1,38 +1,73 @@
 // The roller's routes (bootstrap secret only; never served publicly):
 // GET /internal/sinks — the roller's view, and with ?roller= a lease of the due sinks (with
 // ?purpose=maintenance, of the sinks the sweep covers); POST /internal/sinks/{id}/roll — the roller's
-// report, or the release that ends a sweep.
+// report, or the release that ends a sweep; GET /internal/warehouses/measure and POST
+// /internal/warehouses/{id}/storage — the storage meter's lease and figure.
 import { Hono } from 'hono'
-import { RollReport, SinksQuery, type RollAnswer, type SinkList, type SinkView } from '../../contract/internal.ts'
+import {
+  MeasureQuery,
+  RollReport,
+  SinksQuery,
+  StorageReport,
+  type MeasureList,
+  type RollAnswer,
+  type SinkList,
+  type SinkView,
+  type WarehouseView,
+} from '../../contract/internal.ts'
 import { requireBootstrap } from '../auth.ts'
 import { audit } from '../audit.ts'
-import { sqlCatalogName, warehouseLocation, type WarehouseRow } from '../catalogs.ts'
-import type { AppEnv } from '../env.ts'
+import { openCatalogSecret, sqlCatalogName, warehouseLocation, type WarehouseCore } from '../catalogs.ts'
+import { sinksEnabled } from '../../contract/switch.ts'
+import type { AppEnv, Env } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { jsonBody, query } from '../validate.ts'
 import { runId, slotStart } from '../../contract/feeds.ts'
 import { applyFeedRun, applyRollReport, leaseSinks, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
+import { leaseMeasures, applyStorage } from '../storage-ledger.ts'
 
-function rollerView(r: RollerSinkRow): SinkView {
-  const w: WarehouseRow = r.warehouse
-  const catalog = w.catalog as Record<string, unknown>
-  const { token: _t, credential: _c, ...publicCatalog } = catalog
+type Secrets = Map<string, Partial<Record<'token' | 'credential' | 'secret_error', string>>>
+
+/**
+ * A warehouse as the roller reaches it. `secrets` (opened for a lease only) adds a REST catalog's
+ * token or credential, or why it could not be opened.
+ */
+function warehouseView(w: WarehouseCore, secrets: Secrets | null): WarehouseView {
+  const { token: _t, credential: _c, auth: _a, ...catalog } = w.catalog as Record<string, unknown>
+  return {
+    id: w.id,
+    name: w.name,
+    catalog: { ...catalog, ...(catalog.type === 'sql' ? { catalog_name: sqlCatalogName(w) } : secrets?.get(w.id)) } as WarehouseView['catalog'],
+    location: warehouseLocation(w),
+    bucket: w.bucket,
+    endpoint: w.endpoint,
+    region: w.region,
+    maintenance: w.maintenance,
+  }
+}
+
+/** The leased warehouses' REST catalog secrets, each opened once; one that does not open is named, not fatal. */
+async function openSecrets(env: Env, ws: WarehouseCore[]): Promise<Secrets> {
+  const out: Secrets = new Map()
+  for (const w of ws) {
+    if ((w.catalog as { type: string }).type !== 'rest' || out.has(w.id)) continue
+    const opened = await openCatalogSecret(env, w).then(
+      (s) => ({ ...(s.token ? { token: s.token } : {}), ...(s.credential ? { credential: s.credential } : {}) }),
+      (err: Error) => ({ secret_error: err.message }),
+    )
+    out.set(w.id, opened)
+  }
+  return out
+}
+
+function rollerView(r: RollerSinkRow, secrets: Secrets | null): SinkView {
   return {
     id: r.id,
     name: r.name,
     project_id: r.project_id,
     state: r.state,
     table: { namespace: r.table_namespace, name: r.table_name },
-    warehouse: {
-      id: w.id,
-      name: w.name,
-      catalog: { ...publicCatalog, ...(catalog.type === 'sql' ? { catalog_name: sqlCatalogName(w) } : {}) } as SinkView['warehouse']['catalog'],
-      location: warehouseLocation(w),
-      bucket: w.bucket,
-      endpoint: w.endpoint,
-      region: w.region,
-      maintenance: w.maintenance,
-    },
+    warehouse: warehouseView(r.warehouse, secrets),
     policy: { roll_seconds: r.roll_seconds, roll_bytes: Number(r.roll_bytes), inactivity_seconds: r.inactivity_seconds, max_batches: 1000 },
     key: r.key_columns,
     lag: { batches: r.lag_batches, bytes: r.lag_bytes, oldest_at: r.lag_oldest, newest_at: r.lag_newest },
@@ -56,6 +91,9 @@ export const internalRoutes = new Hono<AppEnv>()
   .use('/internal/*', requireBootstrap)
   .get('/internal/sinks', async (c) => {
     const q = query(c, SinksQuery)
+    const enabled = sinksEnabled(c.env)
+    // Switched off: the view still answers (the lag gauges), and nothing is leased, so nothing rolls.
+    if (q.roller && !enabled) return c.json({ sinks: [], enabled } satisfies SinkList)
     const db = await c.var.db()
     const rows = q.roller
       ? await leaseSinks(db, {
@@ -66,14 +104,20 @@ export const internalRoutes = new Hono<AppEnv>()
           purpose: q.purpose,
         })
       : await viewSinks(db, q.sink ?? null)
-    return c.json({ sinks: rows.map(rollerView) } satisfies SinkList)
+    const secrets = q.roller
+      ? await openSecrets(
+          c.env,
+          rows.map((r) => r.warehouse),
+        )
+      : null
+    return c.json({ sinks: rows.map((r) => rollerView(r, secrets)), enabled } satisfies SinkList)
   })
   .post('/internal/sinks/:id/roll', async (c) => {
     const body = await jsonBody(c, RollReport)
     // The end of a sweep only gives the lease back: it reports no roll, so it can never be taken for one.
     if (
       body.purpose === 'maintenance' &&
-      (body.consumed.length || body.repaired.length || body.last_roll || body.rejects || body.disabled_reason || body.dedupe || body.feed_run)
+      (body.consumed.length || body.repaired.length || body.last_roll || body.rejects || body.disabled_reason || body.dedupe || body.feed_run || body.error)
     )
       throw new ApiError(400, 'invalid_request', 'a maintenance report only releases the lease: it carries no batches, roll, rejects, state or dedupe')
     const db = await c.var.db()
@@ -96,4 +140,26 @@ export const internalRoutes = new Hono<AppEnv>()
         },
       })
     return c.json({ ok: true, batches_committed: result.marked } satisfies RollAnswer)
+  })
+  .get('/internal/warehouses/measure', async (c) => {
+    const q = query(c, MeasureQuery)
+    if (!sinksEnabled(c.env)) return c.json({ warehouses: [] } satisfies MeasureList)
+    const rows = await leaseMeasures(await c.var.db(), {
+      everySeconds: q.every_seconds as unknown as number,
+      leaseSeconds: q.lease_seconds as unknown as number,
+      warehouseId: q.warehouse ?? null,
+    })
+    const secrets = await openSecrets(c.env, rows)
+    return c.json({
+      warehouses: rows.map((w) => ({
+        warehouse: warehouseView(w, secrets),
+        requested_at: w.measureRequestedAt ? new Date(w.measureRequestedAt).toISOString() : null,
+      })),
+    } satisfies MeasureList)
+  })
+  .post('/internal/warehouses/:id/storage', async (c) => {
+    const body = await jsonBody(c, StorageReport)
+    const found = await applyStorage(await c.var.db(), c.req.param('id'), body)
+    if (!found) throw new ApiError(404, 'warehouse_not_found', `no warehouse ${c.req.param('id')}`)
+    return c.json({ ok: true })
   })

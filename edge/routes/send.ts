@@ -8,6 +8,7 @@ import { readBody, splitBatch } from '../intake.ts'
 import { API_KEY, SEND_KEY, sha256Hex, timingSafeEqual } from '../keys.ts'
 import { recordBatch, type BatchInput } from '../ledger.ts'
 import { batchAnswer, sha256HexBytes, storeBatch } from '../store-batch.ts'
+import { requireSinksOn } from '../sinks-switch.ts'
 
 const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const SINK_ID = /^snk_[0-9a-f]+$/
@@ -15,7 +16,7 @@ const SINK_ID = /^snk_[0-9a-f]+$/
 const wrongKey = () => new ApiError(401, 'unauthorized', 'send this sink’s send key as Authorization: Bearer al_send_…')
 
 // Every POST /v1/sinks/{x} is the send route: x that is no sink id (a name, say) is an unknown sink.
-export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', async (c) => {
+export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', requireSinksOn, async (c) => {
   const token = bearer(c.req.header('authorization'))
   if (token && API_KEY.test(token)) throw new ApiError(403, 'send_only', 'this route takes a send key only (al_send_…), not an API key')
   if (!token || !SEND_KEY.test(token)) throw wrongKey()

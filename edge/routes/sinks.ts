@@ -9,6 +9,8 @@ import { NoSuchNamespace, NoSuchTable, type LoadedTable } from '../../iceberg/ca
 import { audit } from '../audit.ts'
 import { requireKey } from '../auth.ts'
 import { catalogFor, warehouseByName, type WarehouseRow } from '../catalogs.ts'
+import { sinksEnabled } from '../../contract/switch.ts'
+import { SINKS_OFF } from '../sinks-switch.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { newKey, randomHex, sha256Hex } from '../keys.ts'
@@ -72,13 +74,16 @@ async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> 
   return row
 }
 
+/** While the switch is off, the control plane says so beside every sink it shows. */
+const switchedOff = (c: Context<AppEnv>) => (sinksEnabled(c.env) ? {} : { sinks_enabled: false, notice: SINKS_OFF })
+
 /**
  * The sink's table. A missing table (or namespace) is the spec's 404 table_not_found with the
  * namespace's tables; any other catalog failure goes to onError like everywhere else.
  */
 async function loadSinkTable(c: Context<AppEnv>, w: WarehouseRow, table: string): Promise<LoadedTable> {
   const [namespace, name] = table.split('.')
-  const catalog = catalogFor(c.env, await c.var.db(), w)
+  const catalog = await catalogFor(c.env, await c.var.db(), w)
   try {
     return await catalog.loadTable({ namespace: [namespace], name })
   } catch (err) {
@@ -191,9 +196,9 @@ export const sinkRoutes = new Hono<AppEnv>()
     const q = query(c, ListSinksQuery)
     const db = await c.var.db()
     const rows = await selectSinks(db, q.include_deleted === 'true' ? WHERE.all : WHERE.live, [c.var.principal.projectId, q.warehouse ?? null])
-    return c.json({ sinks: rows.map((r) => sinkView(r, origin(c))) })
+    return c.json({ sinks: rows.map((r) => sinkView(r, origin(c))), ...switchedOff(c) })
   })
-  .get('/v1/sinks/:sink', requireKey('read'), async (c) => c.json(sinkView(await findSink(c, c.req.param('sink')), origin(c))))
+  .get('/v1/sinks/:sink', requireKey('read'), async (c) => c.json({ ...sinkView(await findSink(c, c.req.param('sink')), origin(c)), ...switchedOff(c) }))
   .patch('/v1/sinks/:sink', requireKey('write'), async (c) => {
     const body = await jsonBody(c, UpdateSink)
     const row = await findSink(c, c.req.param('sink'))

@@ -79,7 +79,7 @@ export const DocumentTable = v.object({
 async function catalogOf(c: Context<AppEnv>, warehouse: string): Promise<{ catalog: Catalog; w: WarehouseRow }> {
   const db = await c.var.db()
   const w = await warehouseByName(db, c.var.principal.projectId, warehouse)
-  return { catalog: catalogFor(c.env, db, w), w }
+  return { catalog: await catalogFor(c.env, db, w), w }
 }
 
 /** {warehouse}.{namespace}.{table} → its parts (the namespace may have several levels). */

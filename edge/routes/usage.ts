@@ -1,7 +1,11 @@
-// GET /v1/usage (read): ingest_bytes per project for this month, by sink. Metered, not enforced.
+// GET /v1/usage (read): ingest_bytes per project for this month, by sink (metered, not enforced), and
+// storage, the storage meter's last figures.
 import { Hono } from 'hono'
+import { eq } from 'drizzle-orm'
+import { warehouses } from '../../db/schema.ts'
 import { requireKey } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
+import { projectStorage } from '../storage.ts'
 
 export const usageRoutes = new Hono<AppEnv>().get('/v1/usage', requireKey('read'), async (c) => {
   const db = await c.var.db()
@@ -13,6 +17,7 @@ export const usageRoutes = new Hono<AppEnv>().get('/v1/usage', requireKey('read'
      order by u.bytes desc, u.sink_id`,
     [c.var.principal.projectId],
   )
+  const stored = await db.select().from(warehouses).where(eq(warehouses.projectId, c.var.principal.projectId))
   const sum = (k: string) => rows.reduce((n: number, r: Record<string, number>) => n + r[k], 0)
   return c.json({
     month: new Date().toISOString().slice(0, 7),
@@ -31,5 +36,6 @@ export const usageRoutes = new Hono<AppEnv>().get('/v1/usage', requireKey('read'
       })),
       enforced: false,
     },
+    storage: projectStorage(stored),
   })
 })

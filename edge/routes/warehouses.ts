@@ -1,13 +1,16 @@
-// POST /v1/warehouses (admin) and GET /v1/warehouses (read): where a project's tables live.
+// POST /v1/warehouses (admin), PATCH /v1/warehouses/{id|name} (admin), GET /v1/warehouses (read):
+// where a project's tables live; POST /v1/warehouses/{id|name}/measure (write): a storage figure now.
 import * as v from 'valibot'
-import { Hono } from 'hono'
-import { asc, eq } from 'drizzle-orm'
+import { Hono, type Context } from 'hono'
+import { and, asc, eq, or, sql } from 'drizzle-orm'
 import { warehouses } from '../../db/schema.ts'
 import { requireKey } from '../auth.ts'
+import { openCatalogSecret, sealCatalogSecret, type CatalogSecret, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { randomHex } from '../keys.ts'
 import { jsonBody, text } from '../validate.ts'
+import { storageView } from '../storage.ts'
 
 export const WAREHOUSE_NAME = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name is 1–63 chars of a-z 0-9 _ -'))
 
@@ -16,12 +19,13 @@ export const WAREHOUSE_NAME = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,
 const HttpUrl = v.pipe(v.string(), v.regex(/^https?:\/\/[^\u0000]+$/, 'give an http:// or https:// URL'), v.url())
 
 const SqlCatalog = v.object({ type: v.literal('sql') })
+const Secret = v.pipe(text(), v.minLength(1), v.maxLength(4096))
 const RestCatalog = v.object({
   type: v.literal('rest'),
   uri: HttpUrl,
   warehouse: v.optional(text()),
-  token: v.optional(text()),
-  credential: v.optional(text()),
+  token: v.optional(Secret),
+  credential: v.optional(Secret),
   scope: v.optional(text()),
 })
 
@@ -35,35 +39,65 @@ export const CreateWarehouse = v.object({
   maintenance: v.optional(v.picklist(['roller', 'off']), 'roller'),
 })
 
-type WarehouseRow = typeof warehouses.$inferSelect
+/** A REST catalog's credentials, replaced (null removes one): a token rotated, a wrong one corrected. */
+export const UpdateWarehouse = v.object({
+  catalog: v.object({ token: v.optional(v.nullable(Secret)), credential: v.optional(v.nullable(Secret)) }),
+})
 
-// Catalog secrets (token, credential) are never answered back.
+/** How the edge and the roller sign in to a REST catalog; the secret itself is never answered back. */
+function catalogAuth(secret: { token?: unknown; credential?: unknown }): 'bearer' | 'oauth2' | 'none' {
+  return secret.credential ? 'oauth2' : secret.token ? 'bearer' : 'none'
+}
+
 function warehouseView(w: WarehouseRow) {
-  const { token: _t, credential: _c, ...catalog } = w.catalog as Record<string, unknown>
+  const { token: _t, credential: _c, auth: _a, ...catalog } = w.catalog as Record<string, unknown>
   return {
     id: w.id,
     name: w.name,
-    catalog,
+    // `auth` is kept beside the sealed secret (catalogAuth), or read off an older edge's clear one.
+    catalog: catalog.type === 'rest' ? { ...catalog, auth: (w.catalog as { auth?: string }).auth ?? catalogAuth(w.catalog as object) } : catalog,
     bucket: w.bucket,
     endpoint: w.endpoint,
     region: w.region,
     prefix: w.prefix,
     maintenance: w.maintenance,
+    storage: storageView(w),
     created_at: w.createdAt.toISOString(),
   }
+}
+
+/** A warehouse of the caller's project by id or name; 404 warehouse_not_found otherwise. */
+async function ownWarehouse(c: Context<AppEnv>, ref: string): Promise<WarehouseRow> {
+  const db = await c.var.db()
+  const [w] = await db
+    .select()
+    .from(warehouses)
+    .where(and(eq(warehouses.projectId, c.var.principal.projectId), or(eq(warehouses.id, ref), eq(warehouses.name, ref))))
+  if (!w) throw new ApiError(404, 'warehouse_not_found', `no warehouse ${ref} in this project`)
+  return w
 }
 
 export const warehouseRoutes = new Hono<AppEnv>()
   .post('/v1/warehouses', requireKey('admin'), async (c) => {
     const body = await jsonBody(c, CreateWarehouse)
+    const id = `wh_${randomHex(8)}`
+    // The catalog's secrets are sealed apart from it; `catalog` keeps only how it signs in.
+    let catalog: Record<string, unknown> = body.catalog
+    let catalogSecret: string | null = null
+    if (body.catalog.type === 'rest') {
+      const { token, credential, ...rest } = body.catalog
+      catalog = { ...rest, auth: catalogAuth({ token, credential }) }
+      catalogSecret = await sealCatalogSecret(c.env, id, { token, credential })
+    }
     const db = await c.var.db()
     const [row] = await db
       .insert(warehouses)
       .values({
-        id: `wh_${randomHex(8)}`,
+        id,
         projectId: c.var.principal.projectId,
         name: body.name,
-        catalog: body.catalog,
+        catalog,
+        catalogSecret,
         bucket: body.bucket ?? c.env.S3_BUCKET,
         endpoint: body.endpoint ?? c.env.S3_ENDPOINT,
         region: body.region ?? c.env.S3_REGION,
@@ -75,8 +109,39 @@ export const warehouseRoutes = new Hono<AppEnv>()
     if (!row) throw new ApiError(409, 'warehouse_exists', `a warehouse named ${body.name} exists in this project`)
     return c.json(warehouseView(row), 201)
   })
+  .patch('/v1/warehouses/:warehouse', requireKey('admin'), async (c) => {
+    const body = await jsonBody(c, UpdateWarehouse)
+    const w = await ownWarehouse(c, c.req.param('warehouse'))
+    const { token: _t, credential: _c, auth: _a, ...catalog } = w.catalog as Record<string, unknown>
+    if (catalog.type !== 'rest') throw new ApiError(409, 'not_a_rest_catalog', `${w.name} uses the SQL catalog, which takes no token or credential`)
+    // Both given: the old secret need not open (its key may be gone); one given: the other is kept.
+    const both = body.catalog.token !== undefined && body.catalog.credential !== undefined
+    const old: CatalogSecret = both ? {} : await openCatalogSecret(c.env, w)
+    const next: CatalogSecret = {
+      token: body.catalog.token === undefined ? old.token : (body.catalog.token ?? undefined),
+      credential: body.catalog.credential === undefined ? old.credential : (body.catalog.credential ?? undefined),
+    }
+    const db = await c.var.db()
+    const [row] = await db
+      .update(warehouses)
+      .set({ catalog: { ...catalog, auth: catalogAuth(next) }, catalogSecret: await sealCatalogSecret(c.env, w.id, next) })
+      .where(eq(warehouses.id, w.id))
+      .returning()
+    return c.json(warehouseView(row as WarehouseRow))
+  })
+  .post('/v1/warehouses/:warehouse/measure', requireKey('write'), async (c) => {
+    const w = await ownWarehouse(c, c.req.param('warehouse'))
+    const db = await c.var.db()
+    const [row] = await db
+      .update(warehouses)
+      .set({ measureRequestedAt: sql`coalesce(${warehouses.measureRequestedAt}, now())` })
+      .where(eq(warehouses.id, w.id))
+      .returning()
+    return c.json(warehouseView(row as WarehouseRow), 202)
+  })
   .get('/v1/warehouses', requireKey('read'), async (c) => {
     const db = await c.var.db()
     const rows = await db.select().from(warehouses).where(eq(warehouses.projectId, c.var.principal.projectId)).orderBy(asc(warehouses.name))
     return c.json({ warehouses: rows.map(warehouseView) })
   })
+  .get('/v1/warehouses/:warehouse', requireKey('read'), async (c) => c.json(warehouseView(await ownWarehouse(c, c.req.param('warehouse')))))

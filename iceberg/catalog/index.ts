@@ -60,5 +60,8 @@ export class CommitConflict extends CatalogError {
   override readonly retryable = true
 }
 
+/** The catalog refused the credentials (401/403, or the token endpoint refused the client): no retry helps until they change. */
+export class CatalogUnauthorized extends CatalogError {}
+
 /** The catalog may or may not have committed (5xx, timeout, lost connection): reload and look. */
 export class CommitStateUnknown extends CatalogError {}

@@ -2,7 +2,7 @@
 // credentials (`client_id:client_secret`) exchanged at the catalog's token endpoint
 // (`<uri>/v1/oauth/tokens`, or an `oauth2-server-uri`) as Java's and PyIceberg's clients do.
 // Runtime-neutral: fetch only.
-import { CatalogError } from './index.ts'
+import { CatalogError, CatalogUnauthorized } from './index.ts'
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 
@@ -96,7 +96,11 @@ export class RestAuth {
           : typeof body.error === 'object' && body.error && typeof (body.error as { message?: unknown }).message === 'string'
             ? (body.error as { message: string }).message
             : text.slice(0, 200)
-      throw new CatalogError(`OAuth2 token request to ${this.tokenUri} failed: ${res.status} ${reason}`)
+      const failure = `OAuth2 token request to ${this.tokenUri} failed: ${res.status} ${reason}`
+      // RFC 6749 §5.2: 400 invalid_client / unauthorized_client, or 401: these credentials will not do.
+      if (res.status === 401 || res.status === 403 || /^(invalid_client|unauthorized_client|invalid_grant)\b/.test(reason))
+        throw new CatalogUnauthorized(failure)
+      throw new CatalogError(failure)
     }
     const expiresIn = Number(body.expires_in)
     this.expiresAt = Number.isFinite(expiresIn) && expiresIn > 0 ? Date.now() + Math.max(expiresIn * 1000 - EXPIRY_MARGIN_MS, expiresIn * 500) : Infinity

@@ -14,6 +14,7 @@ import type { TableRequirement, TableUpdate } from '../spec/updates.ts'
 import {
   CatalogError,
   CommitConflict,
+  CatalogUnauthorized,
   CommitStateUnknown,
   NoSuchNamespace,
   NoSuchTable,
@@ -93,6 +94,7 @@ function fail(what: string, context: Context, a: Answer): never {
     if (context === 'table' || context === 'commit') throw new NoSuchTable(text)
     if (context === 'namespace' || context === 'create') throw new NoSuchNamespace(text)
   }
+  if (a.status === 401 || a.status === 403) throw new CatalogUnauthorized(text)
   if (a.status === 409 && context === 'create') throw new TableAlreadyExists(text)
   if (a.status === 409 && context === 'commit') throw new CommitConflict(text)
   if (context === 'commit' && UNKNOWN_STATUS.has(a.status)) throw new CommitStateUnknown(text)

@@ -56,7 +56,8 @@ export class S3Error extends Error {
   }
   /** The bucket refuses writes because its quota is used up. */
   get quotaExceeded(): boolean {
-    return this.code === 'QuotaExceeded' || this.code === 'StorageQuotaExceeded'
+    // AWS-style names, and MinIO's for a bucket quota.
+    return ['QuotaExceeded', 'StorageQuotaExceeded', 'BucketQuotaExceeded', 'XMinioAdminBucketQuotaExceeded'].includes(this.code)
   }
 }
 

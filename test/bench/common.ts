@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type pg from 'pg'
 import { intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
 import { bootstrap } from '../../dev/bootstrap.ts'
-import { startStack, type Stack } from '../../dev/stack.ts'
+import { newSecretsKey, startStack, type Stack } from '../../dev/stack.ts'
 import { S3Client } from '../../iceberg/io/s3.ts'
 
 export interface BenchStack {
@@ -65,7 +65,7 @@ export async function benchStack(name: string, cleanup: Cleanup, log: (line: str
   const t0 = Date.now()
   // versitygw by default: s3rver, a single-threaded mock, serialises deletes and becomes what is measured.
   const store = process.env.BENCH_STORE === 's3rver' ? 's3rver' : 'versitygw'
-  const stack = await startStack({ dir, bootstrapSecret, bucket: 'lhbox-bench', store })
+  const stack = await startStack({ dir, bootstrapSecret, secretsKey: newSecretsKey(), bucket: 'lhbox-bench', store })
   cleanup.add(() => stack.stop())
   const { apiKey, warehouse } = await bootstrap(stack.apiUrl, bootstrapSecret)
   const list = (await api(stack, apiKey, 'GET', '/v1/warehouses')) as { warehouses: Array<{ id: string; name: string }> }

@@ -10,7 +10,7 @@ import { bootstrap } from '../../dev/bootstrap.ts'
 import { stackPorts } from '../../dev/ports.ts'
 import { buildRollerBundle, ROLLER_BUNDLE_ENV } from '../../dev/roller.ts'
 import { startVersitygw } from '../../dev/s3.ts'
-import { startStack } from '../../dev/stack.ts'
+import { newSecretsKey, startStack } from '../../dev/stack.ts'
 import { freePortRun, freePorts } from '../support/ports.ts'
 import { startPythonForkServer } from '../support/python.ts'
 import type { StackInfo } from '../support/stack.ts'
@@ -18,6 +18,7 @@ import type { StackInfo } from '../support/stack.ts'
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'lhbox-test-'))
   const secret = `test-secret-${Math.random().toString(36).slice(2)}`
+  const secretsKey = newSecretsKey()
   // Every roller of the run (the stack's service and the tests' children) starts from one bundle.
   process.env[ROLLER_BUNDLE_ENV] = await buildRollerBundle()
   // Its ports (LHBOX_DEV_PORT's layout) in a run checked free, below the ephemeral range: no connection
@@ -30,6 +31,7 @@ export default async function setup(project: TestProject) {
     dir,
     basePort,
     bootstrapSecret: secret,
+    secretsKey,
     bucket: 'lhbox-test',
     sqlCheckUrl: `http://127.0.0.1:${checkPort}/sql/check`,
   }).catch((err) => {
@@ -48,6 +50,7 @@ export default async function setup(project: TestProject) {
       apiUrl: stack.apiUrl,
       databaseUrl: stack.databaseUrl,
       bootstrapSecret: secret,
+      secretsKey,
       adminKey: apiKey,
       warehouse,
       s3: stack.s3,

@@ -8,6 +8,8 @@ export interface StackInfo {
   apiUrl: string
   databaseUrl: string
   bootstrapSecret: string
+  /** The edge's LHBOX_SECRETS_KEY. */
+  secretsKey: string
   adminKey: string
   warehouse: string
   s3: S3Config
