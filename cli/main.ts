@@ -10,7 +10,11 @@ import { api, CliError, connection } from './http.ts'
 const USAGE = `lhbox <command> [options]
 
   warehouse list                 the project's warehouses
-  warehouse create <name>        a warehouse (--bucket, --endpoint, --region, --catalog-uri)
+  warehouse create <name>        a warehouse (--bucket, --endpoint, --region, --catalog-uri
+                                 [--catalog-token-file F | --catalog-credential-file F])
+  warehouse get <name>           its catalog and its last storage figure
+  warehouse update <name>        --catalog-token-file F | --catalog-credential-file F (sealed)
+  warehouse measure <name>       a storage figure now [--wait]
   table create <wh>.<ns>.<t>     --column name:type[:required] ... [--format-version 2|3]
                                  [--partition 'day(ts)'] [--doc TEXT] [--schema FILE.json]
   table list [<warehouse>]       [--namespace NS]
@@ -79,7 +83,7 @@ export async function main(argv: string[], out = (s: string) => console.log(s), 
     const conn = () => connection(values)
     switch (command) {
       case 'warehouse':
-        out(await warehouse(conn(), rest, values))
+        out(await warehouse(conn(), rest, values, err))
         return 0
       case 'table':
         out(await table(conn(), rest, values))

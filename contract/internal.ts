@@ -150,10 +150,13 @@ export const SqlCheck = v.object({ query: v.string() })
 export const SqlCheckAnswer = v.object({ ok: v.boolean(), error: v.nullable(v.string()) })
 export type SqlCheckAnswer = v.InferOutput<typeof SqlCheckAnswer>
 
-/** GET /internal/warehouses/measure?roller=: a lease of the warehouses whose storage figure is due (every_seconds) or asked for. */
+/**
+ * GET /internal/warehouses/measure?roller=: a lease of the warehouses whose storage figure is due
+ * (every_seconds since the last; 0: only figures asked for) or asked for, or of `warehouse`, due or not.
+ */
 export const MeasureQuery = v.object({
   roller: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
-  every_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(10), v.maxValue(86400)), '300'),
+  every_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(0), v.maxValue(86400)), '300'),
   lease_seconds: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(10), v.maxValue(3600)), '300'),
   warehouse: v.optional(v.string()),
 })

@@ -368,7 +368,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       summary: 'The storage meter’s lease: the warehouses whose figure is due (every_seconds) or asked for',
       auth: 'bootstrap',
       params: queryParams(MeasureQuery, {
-        every_seconds: { type: 'integer', minimum: 10, maximum: 86400, default: 300 },
+        every_seconds: { type: 'integer', minimum: 0, maximum: 86400, default: 300 },
         lease_seconds: { type: 'integer', minimum: 10, maximum: 3600, default: 300 },
       }),
       statuses: { 200: 'Warehouses' },

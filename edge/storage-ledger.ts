@@ -11,10 +11,15 @@ export async function leaseMeasures(db: EdgeDb, o: { everySeconds: number; lease
   const w = warehouses
   // The next figure is due every_seconds after this lease: a roller that dies mid-listing leaves the
   // lease to expire and the warehouse due again. A row another roller is leasing now is skipped.
-  const due = o.warehouseId ? sql`${w.id} = ${o.warehouseId}` : sql`(${w.measureRequestedAt} is not null or ${w.measureNextAt} <= now())`
+  // every_seconds 0: periodic figures are off for this roller; only those asked for are due.
+  const periodic = o.everySeconds > 0 ? sql`${w.measureNextAt} <= now()` : sql`false`
+  const due = o.warehouseId ? sql`${w.id} = ${o.warehouseId}` : sql`(${w.measureRequestedAt} is not null or ${periodic})`
   return db
     .update(w)
-    .set({ measureLeaseUntil: sql`now() + make_interval(secs => ${o.leaseSeconds})`, measureNextAt: sql`now() + make_interval(secs => ${o.everySeconds})` })
+    .set({
+      measureLeaseUntil: sql`now() + make_interval(secs => ${o.leaseSeconds})`,
+      measureNextAt: o.everySeconds > 0 ? sql`now() + make_interval(secs => ${o.everySeconds})` : sql`${w.measureNextAt}`,
+    })
     .where(sql`${w.id} in (select id from ${w} where ${due} and (${w.measureLeaseUntil} is null or ${w.measureLeaseUntil} < now()) for update skip locked)`)
     .returning()
 }

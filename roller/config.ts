@@ -31,7 +31,7 @@ export interface RollerConfig {
   scanThreads: number
   /** Scheduled SQL runs (roller/feeds/sql.ts): DuckDB's limits per run and where httpfs is loaded from. */
   sql: SqlLimits
-  /** How often each warehouse's storage is measured (roller/measure.ts). */
+  /** How often each warehouse's storage is measured (roller/measure.ts); 0: only figures asked for. */
   measureSeconds: number
   /** LHBOX_SINKS_ENABLED / AL_SINKS_ENABLED false: lease nothing, roll nothing (the edge's switch does the same). */
   sinksEnabled: boolean

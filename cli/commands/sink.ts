@@ -10,6 +10,7 @@
 import { closeSync, fchmodSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { api, CliError, type Connection } from '../http.ts'
 import { json, table as grid } from '../output.ts'
+import { seconds, waitSettings } from '../wait.ts'
 import { SEND_USAGE, sendBatch, type KeyFile } from './send.ts'
 import { FEED_FLAGS, FEED_USAGE, feedCreateFields, feedLines, feedUpdateFields, isFeed, needsKind, runNow, type FeedView } from './sink-feeds.ts'
 import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
@@ -289,17 +290,6 @@ async function update(conn: Connection, ref: string | undefined, flags: Flags): 
   return flags.json ? json(s) : `updated sink ${s.name} (${s.id})\n\n${showSink(s)}`
 }
 
-function waitSettings(env: NodeJS.ProcessEnv = process.env): { pollMs: number; timeoutMs: number } {
-  const num = (name: string, fallback: number) => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return fallback
-    const n = Number(raw)
-    if (!Number.isFinite(n) || n <= 0) throw new CliError('usage', `${name}=${raw}: give a positive number of milliseconds`)
-    return n
-  }
-  return { pollMs: num('LHBOX_DEDUPE_POLL_MS', 2000), timeoutMs: num('LHBOX_DEDUPE_TIMEOUT_MS', 15 * 60_000) }
-}
-
 async function dedupe(conn: Connection, ref: string | undefined, flags: Flags, err: (s: string) => void): Promise<string> {
   if (!ref) throw new CliError('usage', USAGE.dedupe)
   const asked = await api<{ dedupe: SinkView['dedupe'] }>(conn, 'POST', `${sinkPath(ref)}/dedupe`)
@@ -308,11 +298,10 @@ async function dedupe(conn: Connection, ref: string | undefined, flags: Flags, e
     return `dedupe of sink ${ref} requested at ${asked.dedupe.requested_at}; the roller runs it at its next tick (lhbox sink get ${ref}, or --wait)`
   }
   const before = JSON.stringify(asked.dedupe.last ?? null)
-  const { pollMs, timeoutMs } = waitSettings()
+  const { pollMs, timeoutMs } = waitSettings('DEDUPE', 15 * 60_000)
   const started = Date.now()
   const progressEvery = Math.max(pollMs, 10_000)
   let lastProgress = started
-  const seconds = (ms: number) => (ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000)))
   err(`dedupe of sink ${ref} requested at ${asked.dedupe.requested_at}; waiting for the roller…`)
   for (;;) {
     const elapsed = Date.now() - started

@@ -165,6 +165,26 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
     expect(logged(healed, /repaired a consumed batch/)).toHaveLength(1)
   })
 
+  it('the store refuses the data file for quota: the batches wait, the sink shows quota_exceeded, lag grows; healthy, it rolls once', async () => {
+    const sink = await sinkOn(proxied.name, { sql: proxied.id })
+    await sendRows(sink, [['a', rowsOf(1, 3)]])
+    const [ns, name] = sink.table.split('.')
+    const put = proxy.rule({ method: 'PUT', path: new RegExp(`^/${B()}/${ns}/${name}/data/[^?]*\\.parquet$`), action: s3Error('QuotaExceeded', 403) })
+    const t = await tick(sink)
+    expect(t.code).toBe(1)
+    expect(put.matched).toBeGreaterThan(0)
+    expect(logged(t, /roll failed/)[0]).toMatchObject({ code: 'quota_exceeded' })
+    const view = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
+    expect(view.last_error).toMatchObject({ code: 'quota_exceeded', at: expect.any(String) })
+    expect(view.state).toBe('active')
+    expect(view.lag.batches_waiting).toBe(1)
+    // The gauge the sink_lag alert reads (roller/alerts.yml) keeps the waiting batch's age.
+    expect(t.metrics).toMatch(new RegExp(`lhbox_sink_lag_seconds\\{sink="${sink.id}"\\} [0-9.]+`))
+    expect(sinkSnapshots(await scan(sink.catalog, sink.table), sink.id)).toEqual([])
+    await healthyTick(sink, [1, 2, 3], 1)
+    expect((await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body.last_error).toBeNull()
+  })
+
   it('a failing PUT of the data file (503): nothing is committed; the next tick commits once', async () => {
     const action = s3Error('ServiceUnavailable', 503)
     const sink = await sinkOn(proxied.name, { sql: proxied.id })

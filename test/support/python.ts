@@ -73,6 +73,27 @@ const PYTHON_REQUIREMENTS_LOCKED = [
 
 const PYTHON_REQUIREMENTS = [...PYTHON_REQUIREMENTS_TOP, ...PYTHON_REQUIREMENTS_LOCKED]
 
+/**
+ * boto3, the listing a user's script would count a bucket with (the storage meter's test), in a venv of
+ * its own: botocore wants python-dateutil < 3, the main venv pins 4.0.0.
+ */
+const BOTO3_REQUIREMENTS = [
+  'boto3==1.44.5',
+  'botocore==1.44.8',
+  'jmespath==1.1.0',
+  's3transfer==0.19.3',
+  'python-dateutil==2.9.0.post0',
+  'six==1.17.0',
+  'urllib3==2.8.0',
+]
+
+/** Runs a test/interop script with the boto3 venv's python; its stdout parsed as JSON. */
+export async function runBoto3(script: string, args: string[]): Promise<unknown> {
+  const python = await ensureVenvNamed('venv-boto3', BOTO3_REQUIREMENTS)
+  const { stdout } = await run(python, [join(INTEROP_DIR, script), ...args], { timeout: 120_000, maxBuffer: 1 << 26 })
+  return JSON.parse(stdout)
+}
+
 export const INTEROP_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'interop')
 
 const cacheDir = () => process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'lhbox')

@@ -34,6 +34,8 @@ export function rollerEnv(extra: Record<string, string> = {}): Record<string, st
     LHBOX_ROLLER_BACKOFF_MIN_MS: '20',
     LHBOX_ROLLER_BACKOFF_MAX_MS: '100',
     LHBOX_DUCKDB_HTTPFS: duckdbHttpfsPath(),
+    // No periodic storage figures (each would list the shared bucket and load every table): only those asked for.
+    LHBOX_MEASURE_SECONDS: '0',
     ...extra,
   }
 }
