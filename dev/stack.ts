@@ -39,6 +39,8 @@ export interface Stack {
   s3: S3Config
   bootstrapSecret: string
   secretsKey: string
+  /** The edge's bindings as this stack passes them (a test starts another edge with some changed). */
+  edgeVars: Record<string, string>
   stop(): Promise<void>
 }
 
@@ -80,7 +82,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     log(`s3          ${s3.config.endpoint}/${bucket}`)
 
     const sqlCheckUrl = opts.sqlCheckUrl ?? (opts.roller ? `http://127.0.0.1:${ports.roller}/sql/check` : undefined)
-    const worker = await startWrangler(dir, ports.api, ports.inspector, {
+    const edgeVars = {
       DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${poolPort}/${PG_DATABASE}`,
       NEON_WS_PROXY: `127.0.0.1:${ports.bridge}`,
       LHBOX_BOOTSTRAP_SECRET: opts.bootstrapSecret,
@@ -91,7 +93,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       S3_ACCESS_KEY_ID: s3.config.accessKeyId,
       S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
       ...(sqlCheckUrl ? { LHBOX_SQL_CHECK_URL: sqlCheckUrl } : {}),
-    })
+    }
+    const worker = await startWrangler(dir, ports.api, ports.inspector, edgeVars)
     stoppers.push(worker.stop)
     const apiUrl = `http://127.0.0.1:${ports.api}`
     log(`api         ${apiUrl}`)
@@ -110,7 +113,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       stoppers.push(roller.stop)
       log(`roller      http://127.0.0.1:${ports.roller}/metrics (ticks every 10 s)`)
     }
-    return { dir, ports, apiUrl, databaseUrl: pg.url, s3: s3.config, bootstrapSecret: opts.bootstrapSecret, secretsKey: opts.secretsKey, stop }
+    return { dir, ports, apiUrl, databaseUrl: pg.url, s3: s3.config, bootstrapSecret: opts.bootstrapSecret, secretsKey: opts.secretsKey, edgeVars, stop }
   } catch (err) {
     await stop()
     throw err

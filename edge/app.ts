@@ -2,7 +2,8 @@
 import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { edgeClient, edgeDb, type EdgeDb } from '../db/edge.ts'
+import type { EdgeDb } from '../db/edge.ts'
+import { neonDatabase, type OpenDatabase, type Opened } from './database.ts'
 import type { AppEnv } from './env.ts'
 import { deviceRoutes } from './devices/route.ts'
 import { ApiError, bucketFailure, catalogFailure, databaseFailure, envelope, unavailable } from './errors.ts'
@@ -37,35 +38,32 @@ export function allowedMethods(app: Hono<any>, path: string): string[] {
   return METHODS.filter((m) => app.router.match(m === 'HEAD' ? 'GET' : m, path)[0].some(([[, route]]) => route.method !== 'ALL'))
 }
 
-export function createApp() {
+/** The app on any host; `open` is how a request reaches Postgres there (edge/database.ts). */
+export function createApp(open: OpenDatabase = neonDatabase) {
   const app = new Hono<AppEnv>()
 
   // One database connection per request, opened on first use and closed after the response and
   // after the work deferred past it (c.var.defer).
   app.use('*', async (c, next) => {
-    let client: ReturnType<typeof edgeClient> | undefined
+    let opened: Opened | undefined
     let db: Promise<EdgeDb> | undefined
     const deferred: Promise<unknown>[] = []
     c.set('defer', (work) => void deferred.push(work.catch(() => undefined)))
     c.set('db', () => {
       db ??= (async () => {
-        client = edgeClient({ url: c.env.DATABASE_URL, wsProxy: c.env.NEON_WS_PROXY })
-        // A connection the server drops emits 'error' on the client: without a listener that is an
-        // uncaught error in the isolate. The query in flight fails on its own (databaseFailure: 503).
-        client.on('error', (err) => console.error(JSON.stringify({ level: 'warn', msg: 'the database dropped the connection', error: err.message })))
         try {
-          await client.connect()
+          opened = await open(c.env)
         } catch {
           throw unavailable('database', 'the database is unavailable; retry shortly')
         }
-        return edgeDb(client)
+        return opened.db
       })()
       return db
     })
     try {
       await next()
     } finally {
-      const done = Promise.allSettled(deferred).then(() => client?.end().catch(() => undefined))
+      const done = Promise.allSettled(deferred).then(() => opened?.close().catch(() => undefined))
       try {
         c.executionCtx.waitUntil(done)
       } catch {

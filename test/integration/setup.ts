@@ -51,6 +51,7 @@ export default async function setup(project: TestProject) {
       databaseUrl: stack.databaseUrl,
       bootstrapSecret: secret,
       secretsKey,
+      edgeVars: stack.edgeVars,
       adminKey: apiKey,
       warehouse,
       s3: stack.s3,

@@ -116,4 +116,3 @@ describe('the storage meter', { timeout: 120_000 }, () => {
     expect(refused.body.error.code).toBe('warehouse_not_found')
   })
 })
-

@@ -76,13 +76,13 @@ export async function newSink(key: string, opts: { table?: string; tableSpec?: T
 export function send(
   sink: { id: string; sendKey: string },
   body: string | Uint8Array | unknown[],
-  opts: { batchId?: string | null; headers?: Record<string, string>; key?: string; url?: string } = {},
+  opts: { batchId?: string | null; headers?: Record<string, string>; key?: string; url?: string; base?: string } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...opts.headers }
   const batchId = opts.batchId === undefined ? `b-${uid()}` : opts.batchId
   if (batchId !== null) headers['idempotency-key'] = batchId
   const raw = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)
-  return call(`/v1/sinks/${opts.url ?? sink.id}`, { method: 'POST', key: opts.key ?? sink.sendKey, headers, body: raw as BodyInit })
+  return call(`/v1/sinks/${opts.url ?? sink.id}`, { method: 'POST', key: opts.key ?? sink.sendKey, headers, body: raw as BodyInit, base: opts.base })
 }
 
 /** The error envelope of the send route's 401 (identical for unknown sink, deleted sink, wrong key). */

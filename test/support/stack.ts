@@ -10,6 +10,8 @@ export interface StackInfo {
   bootstrapSecret: string
   /** The edge's LHBOX_SECRETS_KEY. */
   secretsKey: string
+  /** The Worker's bindings (dev/stack.ts): another edge starts from them (test/support/edge.ts). */
+  edgeVars: Record<string, string>
   adminKey: string
   warehouse: string
   s3: S3Config
@@ -35,12 +37,12 @@ export interface Answer {
 
 export async function call(
   path: string,
-  init: { method?: string; key?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {},
+  init: { method?: string; key?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string>; base?: string } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...init.headers }
   if (init.key) headers.authorization = `Bearer ${init.key}`
   if (init.json !== undefined) headers['content-type'] ??= 'application/json'
-  const res = await fetch(stack().apiUrl + path, {
+  const res = await fetch((init.base ?? stack().apiUrl) + path, {
     method: init.method ?? (init.json !== undefined || init.body !== undefined ? 'POST' : 'GET'),
     headers,
     body: init.json !== undefined ? JSON.stringify(init.json) : init.body,

@@ -1,0 +1,85 @@
+// The edge on Node, for a team that must self-host (no Cloudflare account, an air-gapped site): the
+// same Hono app as the Worker (app.ts), served by @hono/node-server, with Postgres over TCP through a
+// node-postgres pool instead of the neon driver. `npm run edge`; the `edge` Docker image runs this.
+// Its configuration is the Worker's bindings (env.ts), read from the environment.
+import { serve, type ServerType } from '@hono/node-server'
+import { drizzle } from 'drizzle-orm/node-postgres'
+import pg from 'pg'
+import type { EdgeDb } from '../db/edge.ts'
+import * as schema from '../db/schema.ts'
+import { createApp } from './app.ts'
+import type { OpenDatabase } from './database.ts'
+import type { Env } from './env.ts'
+import { pruneLedger } from './roller-ledger.ts'
+
+const REQUIRED = ['DATABASE_URL', 'LHBOX_BOOTSTRAP_SECRET', 'S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const
+const OPTIONAL = ['S3_REGION', 'LHBOX_SECRETS_KEY', 'LHBOX_SINKS_ENABLED', 'AL_SINKS_ENABLED', 'LHBOX_SQL_CHECK_URL'] as const
+
+/** The bindings from the environment; an error naming every one that is missing. */
+export function nodeEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const missing = REQUIRED.filter((k) => !source[k])
+  if (missing.length) throw new Error(`${missing.join(', ')} not set (see DEPLOY.md, "The edge on Node")`)
+  const env: Record<string, string> = { S3_REGION: 'auto' }
+  for (const k of [...REQUIRED, ...OPTIONAL]) if (source[k]) env[k] = source[k] as string
+  return env as unknown as Env
+}
+
+/**
+ * A pooled connection per request. drizzle's node-postgres database has the neon one's query API
+ * (both are drizzle's PgDatabase over node-postgres' client interface), hence the one cast.
+ */
+function pooled(pool: pg.Pool): OpenDatabase {
+  return async () => {
+    const client = await pool.connect()
+    return { db: drizzle(client, { schema }) as unknown as EdgeDb, close: async () => client.release() }
+  }
+}
+
+export interface NodeEdge {
+  url: string
+  server: ServerType
+  close(): Promise<void>
+}
+
+/** Serves the app on host:port (0: any free port); the ledger pruned every hour, as the Worker's cron does. */
+export async function startNodeEdge(env: Env, opts: { port: number; host: string; pool?: number }): Promise<NodeEdge> {
+  const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: opts.pool ?? 10, application_name: 'lhbox-edge' })
+  // An idle connection the server drops must not end the process; the pool discards it.
+  pool.on('error', (err) => console.error(JSON.stringify({ level: 'warn', msg: 'an idle database connection was dropped', error: err.message })))
+  const app = createApp(pooled(pool))
+  // Work a route defers past its response (waitUntil on Workers) is awaited before shutdown.
+  const pending = new Set<Promise<unknown>>()
+  const ctx = {
+    waitUntil: (p: Promise<unknown>) => {
+      pending.add(p)
+      void p.finally(() => pending.delete(p))
+    },
+    passThroughOnException: () => undefined,
+    props: {},
+  }
+  const prune = setInterval(
+    () =>
+      void pooled(pool)(env).then(({ db, close }) =>
+        pruneLedger(db)
+          .then((n) => console.log(JSON.stringify({ level: 'info', msg: 'ledger pruned', rows: n })))
+          .finally(close),
+      ),
+    3600_000,
+  )
+  prune.unref()
+  const server = await new Promise<ServerType>((resolve) => {
+    const s = serve({ fetch: (req) => app.fetch(req, env, ctx as unknown as ExecutionContext), port: opts.port, hostname: opts.host }, () => resolve(s))
+  })
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : opts.port
+  return {
+    url: `http://${opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host}:${port}`,
+    server,
+    async close() {
+      clearInterval(prune)
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await Promise.allSettled([...pending])
+      await pool.end()
+    },
+  }
+}

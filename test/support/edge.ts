@@ -1,0 +1,37 @@
+// Another edge beside the stack's, on either host, with some bindings changed (the sinks switch, say):
+// workerd through `wrangler dev` as in the stack, or Node (edge/node.ts) in this process. Both reach
+// the stack's Postgres and S3, so they serve the same sinks.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startWrangler } from '../../dev/wrangler.ts'
+import { nodeEnv, startNodeEdge } from '../../edge/node.ts'
+import { freePorts } from './ports.ts'
+import { stack } from './stack.ts'
+
+export type EdgeHost = 'workerd' | 'node'
+export const EDGE_HOSTS: EdgeHost[] = ['workerd', 'node']
+
+export interface Edge {
+  url: string
+  stop(): Promise<void>
+}
+
+export async function startEdge(host: EdgeHost, vars: Record<string, string> = {}): Promise<Edge> {
+  const all = { ...stack().edgeVars, ...vars }
+  if (host === 'node') {
+    // Node keeps a pool, so it dials Postgres itself (no pgbouncer, no WebSocket bridge).
+    const edge = await startNodeEdge(nodeEnv({ ...all, DATABASE_URL: stack().databaseUrl }), { port: 0, host: '127.0.0.1', pool: 4 })
+    return { url: edge.url, stop: () => edge.close() }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'lhbox-edge-'))
+  const [port, inspector] = await freePorts(2)
+  const child = await startWrangler(dir, port, inspector, all)
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      await child.stop()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
