@@ -131,7 +131,7 @@ describe('catalog errors through a fault proxy in front of an Iceberg REST catal
     expect(await tableDoc()).toBe('applied')
   })
 
-  it('a catalog that refuses our OAuth client → 503 failed ["catalog"], not 500', async () => {
+  it('a catalog that refuses our OAuth client → 409 catalog_unauthorized (the warehouse’s own credentials), not 500', async () => {
     const refused = proxy.rule({
       method: 'POST',
       path: /^\/v1\/oauth\/tokens/,
@@ -144,7 +144,9 @@ describe('catalog errors through a fault proxy in front of an Iceberg REST catal
     try {
       const oauth = await newWarehouse({ uri: proxy.url, credential: 'lhbox:wrong' })
       const res = await call(`/v1/tables/${oauth}.${table}`, { key: admin() })
-      expectCatalogDown(res, 'OAuth refused')
+      // Not an outage a retry outlives: the warehouse's own credentials are wrong (PATCH /v1/warehouses fixes them).
+      expectError(res, 409, 'catalog_unauthorized')
+      expect(res.headers.get('retry-after')).toBeNull()
       expect(res.body.error.message).toContain('invalid_client')
       expect(refused.matched).toBeGreaterThan(0)
     } finally {

@@ -122,6 +122,7 @@ describe('npm run dev', () => {
       'DATABASE_URL',
       'LHBOX_API_KEY',
       'LHBOX_BOOTSTRAP_SECRET',
+      'LHBOX_SECRETS_KEY',
       'LHBOX_URL',
       'LHBOX_WAREHOUSE',
       'S3_ACCESS_KEY_ID',
