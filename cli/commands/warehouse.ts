@@ -32,6 +32,7 @@ export const WAREHOUSE_FLAGS = {
   endpoint: { type: 'string' },
   region: { type: 'string' },
   prefix: { type: 'string' },
+  maintenance: { type: 'string' },
   'catalog-uri': { type: 'string' },
   'catalog-warehouse': { type: 'string' },
   'catalog-token': { type: 'string' },
@@ -41,7 +42,7 @@ export const WAREHOUSE_FLAGS = {
 
 const USAGE = {
   create:
-    'lhbox warehouse create <name> [--bucket B] [--endpoint URL] [--region R] [--catalog-uri URL [--catalog-warehouse W] [--catalog-token-file F | --catalog-credential-file F]]',
+    'lhbox warehouse create <name> [--bucket B] [--endpoint URL] [--region R] [--maintenance roller|off] [--catalog-uri URL [--catalog-warehouse W] [--catalog-token-file F | --catalog-credential-file F]]',
   update: 'lhbox warehouse update <name> (--catalog-token-file F | --catalog-credential-file F)',
   measure: 'lhbox warehouse measure <name> [--wait]',
 }
@@ -109,6 +110,7 @@ export async function warehouse(conn: Connection, args: string[], flags: Flags, 
       endpoint: flags.endpoint,
       region: flags.region,
       prefix: flags.prefix,
+      maintenance: flags.maintenance,
     })
     return flags.json ? json(created) : `created warehouse ${created.name} (${created.id})`
   }

@@ -61,7 +61,14 @@ export class S3Error extends Error {
   }
 }
 
-const xml = new XMLParser({ ignoreAttributes: true, parseTagValue: false, isArray: (name) => name === 'Contents' || name === 'Error' || name === 'Deleted' })
+// htmlEntities: numeric character references (&#34;) are XML too, and fast-xml-parser decodes them only
+// with it. versitygw (Go's encoding/xml) lists every ETag as &#34;…&#34;; AWS S3 writes &quot;.
+const xml = new XMLParser({
+  ignoreAttributes: true,
+  parseTagValue: false,
+  htmlEntities: true,
+  isArray: (name) => name === 'Contents' || name === 'Error' || name === 'Deleted',
+})
 
 async function sha256Hex(body: Uint8Array | string): Promise<string> {
   const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
@@ -177,7 +184,7 @@ export class S3Client implements Bucket {
       key: String(c.Key),
       size: Number(c.Size),
       lastModified: new Date(c.LastModified),
-      etag: c.ETag === undefined ? null : String(c.ETag).replace(/^"|"$/g, '').replaceAll('&quot;', ''),
+      etag: c.ETag === undefined ? null : String(c.ETag).replace(/^"|"$/g, ''),
     }))
     const truncated = String(parsed.IsTruncated) === 'true'
     return { objects, nextToken: truncated ? String(parsed.NextContinuationToken) : null }

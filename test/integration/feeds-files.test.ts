@@ -34,7 +34,7 @@ const s3 = () => stack().s3.bucket
 const table = async (name: string) => (await scan({ sql: await warehouseId(stack().warehouse) }, name)).rows
 const byPath = (rows: Array<Record<string, any>>) => [...rows].sort((a, b) => String(a.path).localeCompare(String(b.path)))
 
-/** A re-upload, once the store lists its new size (s3rver writes an object and its listing entry apart). */
+/** A re-upload, once the store lists its new size (s3rver, npm run dev's store, writes an object and its listing entry apart). */
 async function replace(key: string, body: string, contentType = 'text/csv') {
   await bucket().put(key, body, { contentType })
   await poll(

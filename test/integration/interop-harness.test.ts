@@ -149,9 +149,10 @@ it('runPython throws with the script stderr on a non-zero exit', async () => {
   expect(err.stderr).toMatch(/OperationalError|connection/i)
 })
 
+// The stack's store is versitygw too (setup.ts): the second gateway adds a bucket of its own, with other credentials.
 const servers: Array<[string, () => S3Config]> = [
-  ['s3rver', () => stack().s3],
-  ['versitygw', () => stack().gateway],
+  ['the stack’s versitygw', () => stack().s3],
+  ['a second versitygw', () => stack().gateway],
 ]
 
 describe.each(servers)('interop harness on %s', (server, s3config) => {

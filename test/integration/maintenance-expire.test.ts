@@ -1,4 +1,4 @@
-// Snapshot expiry against the stack: a SqlCatalog table on Postgres with its files in s3rver gets
+// Snapshot expiry against the stack: a SqlCatalog table on Postgres with its files in versitygw gets
 // 30 small appends, is expired back to 20 snapshots in one commit, and loses exactly the files no
 // retained snapshot reaches (then, with an orphan pass, every other unreferenced object in its
 // folder). PyIceberg still reads every row of the 30 appends. And an append that lands between the

@@ -33,6 +33,9 @@ export default async function setup(project: TestProject) {
     bootstrapSecret: secret,
     secretsKey,
     bucket: 'lhbox-test',
+    // A real S3 gateway (signatures verified, conditional writes honoured) under every test's roll,
+    // not s3rver, a mock that may get listing order or metadata right by luck.
+    store: 'versitygw',
     sqlCheckUrl: `http://127.0.0.1:${checkPort}/sql/check`,
   }).catch((err) => {
     sqlCheck.close()

@@ -1,7 +1,7 @@
 // The send route when the bucket or the database fails: 503 with Retry-After (or 409 quota_exceeded),
 // nothing half-stored (no ledger row, no usage, no object), and the same Idempotency-Key succeeds
 // once things are healthy again. The bucket's faults come from a small HTTP proxy in front of the
-// real s3rver: the warehouse's endpoint is the proxy (the send route PUTs to the warehouse's endpoint).
+// stack's real S3 gateway: the warehouse's endpoint is the proxy (the send route PUTs to the warehouse's endpoint).
 import { createHash } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -29,7 +29,7 @@ interface Proxy {
 }
 
 /**
- * A proxy to s3rver that fails the PUTs under _sink/ as told; everything else passes through. In
+ * A proxy to the S3 gateway that fails the PUTs under _sink/ as told; everything else passes through. In
  * mode 'hold' an intake PUT gets no answer until release(): a request that waited for it would not be
  * answered before then.
  */
@@ -75,7 +75,7 @@ async function faultProxy(target: string): Promise<Proxy> {
       })
       return
     }
-    // Host is forwarded unchanged: it is part of the SigV4 signature s3rver checks.
+    // Host is forwarded unchanged: it is part of the SigV4 signature the gateway checks.
     const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers)
       up.pipe(res)
