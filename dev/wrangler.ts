@@ -1,4 +1,5 @@
 // `wrangler dev` (real workerd) with every binding passed as --var, offline.
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,7 +14,27 @@ export const WRANGLER_OFFLINE = {
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-export async function startWrangler(stateDir: string, port: number, inspectorPort: number, vars: Record<string, string>): Promise<Child> {
+/**
+ * wrangler.toml with a Hyperdrive binding added, HYPERDRIVE, whose local connection string is `url`
+ * (wrangler dev connects to it directly; Hyperdrive's query cache does not run locally).
+ */
+function withHyperdrive(stateDir: string, url: string): string {
+  const base = readFileSync(join(root, 'wrangler.toml'), 'utf8').replace(/^main = "(.*)"$/m, (_, main) => `main = ${JSON.stringify(join(root, main))}`)
+  const path = join(stateDir, 'wrangler.hyperdrive.toml')
+  writeFileSync(
+    path,
+    `${base}\n[[hyperdrive]]\nbinding = "HYPERDRIVE"\nid = "00000000000000000000000000000000"\nlocalConnectionString = ${JSON.stringify(url)}\n`,
+  )
+  return path
+}
+
+export async function startWrangler(
+  stateDir: string,
+  port: number,
+  inspectorPort: number,
+  vars: Record<string, string>,
+  opts: { hyperdrive?: string } = {},
+): Promise<Child> {
   const require = createRequire(import.meta.url)
   const bin = join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js')
   const args = [
@@ -31,6 +52,7 @@ export async function startWrangler(stateDir: string, port: number, inspectorPor
     '--log-level',
     process.env.LHBOX_WRANGLER_LOG_LEVEL ?? 'warn', // debug: wrangler's reloads and proxy errors, for a look
     '--test-scheduled',
+    ...(opts.hyperdrive ? ['--config', withHyperdrive(stateDir, opts.hyperdrive)] : []),
   ]
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`)
   const child = startChild('wrangler', process.execPath, args, join(stateDir, 'wrangler.log'), {

@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { EdgeDb } from '../db/edge.ts'
-import { neonDatabase, type OpenDatabase, type Opened } from './database.ts'
+import { workerDatabase, type OpenDatabase, type Opened } from './database.ts'
 import type { AppEnv } from './env.ts'
 import { deviceRoutes } from './devices/route.ts'
 import { ApiError, bucketFailure, catalogFailure, databaseFailure, envelope, unavailable } from './errors.ts'
@@ -39,7 +39,7 @@ export function allowedMethods(app: Hono<any>, path: string): string[] {
 }
 
 /** The app on any host; `open` is how a request reaches Postgres there (edge/database.ts). */
-export function createApp(open: OpenDatabase = neonDatabase) {
+export function createApp(open: OpenDatabase = workerDatabase) {
   const app = new Hono<AppEnv>()
 
   // One database connection per request, opened on first use and closed after the response and

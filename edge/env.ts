@@ -3,8 +3,10 @@ import type { EdgeDb } from '../db/edge.ts'
 import type { Level } from './keys.ts'
 
 export interface Env {
-  /** Postgres URL (Neon in production; pgbouncer locally). Secret. */
+  /** Postgres URL (Neon in production; pgbouncer locally). Secret. Unused when HYPERDRIVE is bound. */
   DATABASE_URL: string
+  /** A Hyperdrive binding ([[hyperdrive]] in wrangler.toml): when bound, the edge reaches Postgres through it (edge/database.ts). */
+  HYPERDRIVE?: Hyperdrive
   /** Local only: "host:port" of the WebSocket→TCP bridge. Unset on Workers. */
   NEON_WS_PROXY?: string
   /** Secret shared with the roller and the operator's bootstrap; guards /internal/*. */

@@ -19,8 +19,13 @@
 // target: device ≥ 0.9× send), every non-2xx status, the load average. The numbers are only
 // meaningful as ratios: all sides ran on this machine, one after the other, in this process.
 //
+// The send route also runs through each database path (db-paths.ts): the neon driver (the stack's
+// edge, `send`) and a Hyperdrive binding, and both again with BENCH_DB_DELAY_MS of round trip added
+// between the edge and the database's region.
+//
 // Options (env): BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (20), BENCH_WARMUP (s, 2),
-// BENCH_ROUNDS (1; more rounds alternate the order), LHBOX_BENCH_KEEP=1 keeps the state folder.
+// BENCH_ROUNDS (1; more rounds alternate the order), BENCH_DB_DELAY_MS (100; 0 leaves the database
+// paths out), LHBOX_BENCH_KEEP=1 keeps the state folder.
 import autocannon, { type Result } from 'autocannon'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -36,11 +41,13 @@ import { dirname } from 'node:path'
 import { sha256Hex } from '../../edge/keys.ts'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { api, benchStack, type BenchStack, Cleanup, deadline, fmt, rowJson, sinkHolds, tableAndSink } from './common.ts'
+import { startDbPaths } from './db-paths.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
+const DB_DELAY_MS = Number(process.env.BENCH_DB_DELAY_MS ?? 100)
 const ROWS = 10
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
@@ -87,7 +94,7 @@ interface Req {
 }
 
 interface Side {
-  name: 'bare' | 'send' | 'device'
+  name: string
   origin: string
   sinkId: string
   /** The status of a stored batch: 202, or the OwnTracks preset's own 200 `[]`. */
@@ -163,7 +170,7 @@ async function readBack(b: BenchStack, db: pg.Client, s: Side): Promise<string> 
 async function main(): Promise<void> {
   const loadStart = os.loadavg()[0]
   const cleanup = new Cleanup()
-  deadline(cleanup, (5 * 60 + ROUNDS * 3 * (DURATION + WARMUP)) * 1000, 'bench:intake')
+  deadline(cleanup, (5 * 60 + ROUNDS * 6 * (DURATION + WARMUP)) * 1000, 'bench:intake')
   try {
     const b = await benchStack('bench-intake', cleanup, log)
     const sendSink = await tableAndSink(b, 'bench.intake_send')
@@ -185,6 +192,9 @@ async function main(): Promise<void> {
       BENCH_ROWS: String(ROWS),
     })
     cleanup.add(() => bare.child.stop())
+    const paths = DB_DELAY_MS > 0 ? await startDbPaths(b, cleanup, DB_DELAY_MS) : []
+    const pathSinks = []
+    for (const [i, p] of paths.entries()) pathSinks.push({ path: p, sink: await tableAndSink(b, `bench.intake_path_${i}`) })
 
     const body = `[${Array.from({ length: ROWS }, (_, i) => rowJson(1000 + i)).join(',')}]`
     const batch = (name: string, sink: { id: string; sendKey: string }) => (n: number) => ({
@@ -193,7 +203,7 @@ async function main(): Promise<void> {
       body,
       batchId: `${name}-${n}`,
     })
-    const side = (name: Side['name'], origin: string, sinkId: string, expect: number, request: (n: number) => Req): Side => ({
+    const side = (name: string, origin: string, sinkId: string, expect: number, request: (n: number) => Req): Side => ({
       name,
       origin,
       sinkId,
@@ -219,6 +229,7 @@ async function main(): Promise<void> {
           batchId: `owntracks:${m.deviceId}:${m.tst}:j1`,
         }
       }),
+      ...pathSinks.map(({ path, sink }, i) => side(`send ${path.name}`, path.origin, sink.id, 202, batch(`path${i}`, sink))),
     ]
     // One request each first: a wrong setup fails here, not as 10 s of errors (the device's also
     // fills this isolate's settings cache, the one extra statement a cold isolate pays).
@@ -270,27 +281,24 @@ async function main(): Promise<void> {
         errors: rs.reduce((a, r) => a + r.errors + r.timeouts, 0),
       }
     }
-    const [bareS, sendS, deviceS] = sides
-    const [x, o, d] = sides.map(summary)
+    const [bareS, sendS, deviceS, ...pathS] = sides
+    const [x, o, d, ...ps] = sides.map(summary)
     console.log('')
     console.log(
       `bench:intake — ${CONNECTIONS} connections, ${DURATION} s after ${WARMUP} s warm-up, ${ROUNDS} round(s); send/bare: ${body.length}-byte body of ${ROWS} rows; device: one OwnTracks location; loopback`,
     )
     console.log('')
-    console.log('            req/s    p50 ms   p99 ms   requests   2xx      non-2xx  errors')
-    for (const [name, s] of [
-      ['send', o],
-      ['device', d],
-      ['bare', x],
-    ] as const) {
+    console.log('                          req/s    p50 ms   p99 ms   requests   2xx      non-2xx  errors')
+    for (const [name, s] of [['send (neon)', o], ['device', d], ['bare', x], ...pathS.map((p, i) => [p.name, ps[i]] as const)] as const) {
       console.log(
-        `  ${name.padEnd(8)}${fmt(s.reqPerSec, 1).padStart(7)}  ${fmt(s.p50, 1).padStart(7)}  ${fmt(s.p99, 1).padStart(7)}  ${String(s.total).padStart(8)}  ${String(s.ok).padStart(7)}  ${String(s.non2xx).padStart(7)}  ${String(s.errors).padStart(6)}`,
+        `  ${name.padEnd(22)}${fmt(s.reqPerSec, 1).padStart(7)}  ${fmt(s.p50, 1).padStart(7)}  ${fmt(s.p99, 1).padStart(7)}  ${String(s.total).padStart(8)}  ${String(s.ok).padStart(7)}  ${String(s.non2xx).padStart(7)}  ${String(s.errors).padStart(6)}`,
       )
     }
     const ratio = (a: typeof o, z: typeof o) =>
       `req/s ${(a.reqPerSec / z.reqPerSec).toFixed(2)}, p50 ${(a.p50 / z.p50).toFixed(2)}, p99 ${(a.p99 / z.p99).toFixed(2)}`
     console.log(`  ratio send/bare:   ${ratio(o, x)}`)
     console.log(`  ratio device/send: ${ratio(d, o)} (target: req/s ≥ 0.90)`)
+    for (const [i, p] of pathS.entries()) console.log(`  ratio ${p.name}/send (neon): ${ratio(ps[i], o)}`)
     if (ROUNDS > 1) {
       const perRound = (a: Side, z: Side) => a.results.map((r, i) => (r.requests.average / z.results[i].requests.average).toFixed(2)).join(', ')
       console.log(`  req/s ratio per round: send/bare ${perRound(sendS, bareS)}; device/send ${perRound(deviceS, sendS)}`)
@@ -299,7 +307,7 @@ async function main(): Promise<void> {
       `  load average (1 min) at the start ${loadStart.toFixed(1)}, at the end ${os.loadavg()[0].toFixed(1)}, on ${os.availableParallelism()} cores: a ratio is only as good as the box is quiet`,
     )
     console.log(`  read back (probe and warm-up included): ${held.join('; ')}`)
-    const bad = [o, d, x].reduce((a, s) => a + s.non2xx + s.errors, 0)
+    const bad = [o, d, x, ...ps].reduce((a, s) => a + s.non2xx + s.errors, 0)
     if (bad > 0) {
       console.log(`  ${bad} request(s) were not 2xx — see the per-round statuses above`)
       process.exitCode = 1

@@ -17,7 +17,8 @@ export interface Edge {
   stop(): Promise<void>
 }
 
-export async function startEdge(host: EdgeHost, vars: Record<string, string> = {}): Promise<Edge> {
+/** `hyperdrive`: workerd only, a Hyperdrive binding whose local connection string is this URL. */
+export async function startEdge(host: EdgeHost, vars: Record<string, string> = {}, opts: { hyperdrive?: string } = {}): Promise<Edge> {
   const all = { ...stack().edgeVars, ...vars }
   if (host === 'node') {
     // Node keeps a pool, so it dials Postgres itself (no pgbouncer, no WebSocket bridge).
@@ -26,7 +27,7 @@ export async function startEdge(host: EdgeHost, vars: Record<string, string> = {
   }
   const dir = mkdtempSync(join(tmpdir(), 'lhbox-edge-'))
   const [port, inspector] = await freePorts(2)
-  const child = await startWrangler(dir, port, inspector, all)
+  const child = await startWrangler(dir, port, inspector, all, opts)
   return {
     url: `http://127.0.0.1:${port}`,
     async stop() {
