@@ -1,5 +1,5 @@
 // `wrangler dev` (real workerd) with every binding passed as --var, offline.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -35,6 +35,7 @@ export async function startWrangler(
   vars: Record<string, string>,
   opts: { hyperdrive?: string } = {},
 ): Promise<Child> {
+  mkdirSync(stateDir, { recursive: true })
   const require = createRequire(import.meta.url)
   const bin = join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js')
   const args = [
