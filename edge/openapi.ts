@@ -79,6 +79,8 @@ const BAD_TABLE_PATH = 'invalid_request: the path is not <warehouse>.<namespace>
 const SINK_NOT_FOUND = 'sink_not_found (another project’s sink is not found either)'
 const SINKS_DISABLED = 'sinks_disabled: sinks are switched off on this service (Retry-After; what was accepted waits); unavailable'
 const CATALOG_REFUSED = 'catalog_unauthorized: the warehouse’s catalog refused its token or credential (PATCH /v1/warehouses/{warehouse})'
+/** The query strings' numbers, as the routes read them (valibot sees strings there). */
+const LEASE_SECONDS = { type: 'integer', minimum: 10, maximum: 3600, default: 300 }
 const WAREHOUSE_REF = { warehouse: { ...PATH_PARAMS.warehouse, description: 'The warehouse’s name or id' } }
 
 const DEVICE_OPERATION: Operation = {
@@ -348,7 +350,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       summary: 'The roller’s view; ?roller=&lease_seconds= leases the due sinks',
       auth: 'bootstrap',
-      params: queryParams(SinksQuery, { lease_seconds: { type: 'integer', minimum: 10, maximum: 3600, default: 300 } }),
+      params: queryParams(SinksQuery, { lease_seconds: LEASE_SECONDS }),
       statuses: { 200: 'Sinks' },
       answers: { 200: schema(SinkList) },
     },
@@ -369,7 +371,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       auth: 'bootstrap',
       params: queryParams(MeasureQuery, {
         every_seconds: { type: 'integer', minimum: 0, maximum: 86400, default: 300 },
-        lease_seconds: { type: 'integer', minimum: 10, maximum: 3600, default: 300 },
+        lease_seconds: LEASE_SECONDS,
       }),
       statuses: { 200: 'Warehouses' },
       answers: { 200: schema(MeasureList) },

@@ -158,6 +158,11 @@ describe('per-warehouse REST catalog secrets', { timeout: 120_000 }, () => {
     expect(again.code, again.stdout).toBe(0)
     expectExactlyOnce(await scan({ rest: fixture.uri }, sWrong.table), [1, 2, 3])
     expect((await call(`/v1/sinks/${sWrong.id}`, { key: stack().adminKey })).body.last_error).toBeNull()
+    // Never logged, the wrong one included.
+    for (const t of [failed, fine, again]) {
+      expect(t.stdout).not.toContain(TOKEN_A)
+      expect(t.stdout).not.toContain('not-the-token')
+    }
   })
 
   it('a warehouse without a secret signs in with the roller’s LHBOX_CATALOG_TOKEN', async () => {

@@ -9,7 +9,7 @@ import { lhbox } from '../support/cli.ts'
 import { ensureVenv, runBoto3, runPython, s3Args, sqlCatalogArgs } from '../support/python.ts'
 import { inProcessRoller, tickInProcess } from '../support/roller.ts'
 import { createTable, newProject, newSink, poll, send, uid } from '../support/sinks.ts'
-import { call, stack } from '../support/stack.ts'
+import { call, expectError, newApiKey, stack } from '../support/stack.ts'
 
 const BUCKET = `lhbox-meter-${uid()}`
 let warehouse: { name: string; id: string }
@@ -114,5 +114,31 @@ describe('the storage meter', { timeout: 120_000 }, () => {
     const refused = await call(`/v1/warehouses/${warehouse.id}/measure`, { method: 'POST', key: other.key })
     expect(refused.status).toBe(404)
     expect(refused.body.error.code).toBe('warehouse_not_found')
+    expect((await call(`/v1/warehouses/${warehouse.name}`, { key: other.key })).status).toBe(404)
+  })
+
+  it('levels: read looks, write asks for a figure, admin changes a catalog secret; /internal takes the bootstrap secret only', async () => {
+    const read = await newApiKey('read')
+    const write = await newApiKey('write')
+    const path = `/v1/warehouses/${warehouse.name}`
+    expect((await call(path, { key: read })).status).toBe(200)
+    expectError(await call(`${path}/measure`, { method: 'POST', key: read }), 403, 'forbidden')
+    expect((await call(`${path}/measure`, { method: 'POST', key: write })).status).toBe(202)
+    const patch = { method: 'PATCH', json: { catalog: { token: 't' } } }
+    expectError(await call(path, { ...patch, key: write }), 403, 'forbidden')
+    expectError(await call(path, { ...patch, key: stack().adminKey }), 409, 'not_a_rest_catalog')
+    expectError(await call('/internal/warehouses/measure?roller=x', { key: stack().adminKey }), 403, 'forbidden')
+    expectError(
+      await call(`/internal/warehouses/${warehouse.id}/storage`, { key: write, json: { roller: 'x', started_at: new Date().toISOString(), figure: null } }),
+      403,
+      'forbidden',
+    )
+    // The request made here is answered, so no figure stays asked for after this file.
+    const roller = inProcessRoller()
+    try {
+      expect(await roller.roller.measure({ warehouse: warehouse.id })).toEqual({ measured: 1, failed: 0 })
+    } finally {
+      await roller.roller.close()
+    }
   })
 })
