@@ -1,6 +1,6 @@
 // Child processes of the stack: started with their logs in the state folder, stopped together.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
-import { createWriteStream } from 'node:fs'
+import { closeSync, openSync } from 'node:fs'
 import { userInfo } from 'node:os'
 import { execFileSync } from 'node:child_process'
 
@@ -23,10 +23,15 @@ export function serviceUser(): { uid: number; gid: number } | undefined {
 }
 
 export function startChild(name: string, cmd: string, args: string[], logFile: string, opts: SpawnOptions = {}): Child {
-  const log = createWriteStream(logFile, { flags: 'a' })
-  const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts })
-  proc.stdout?.pipe(log)
-  proc.stderr?.pipe(log)
+  // The log is the child's own stdout and stderr, not a pipe through us: wrangler's workerd inherits
+  // them and may write after wrangler exits, which a piped stream we had ended would throw on.
+  const log = openSync(logFile, 'a')
+  let proc: ChildProcess
+  try {
+    proc = spawn(cmd, args, { stdio: ['ignore', log, log], ...opts })
+  } finally {
+    closeSync(log)
+  }
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   return {
     name,
@@ -37,7 +42,6 @@ export function startChild(name: string, cmd: string, args: string[], logFile: s
       const timer = setTimeout(() => proc.kill('SIGKILL'), 5000)
       await exited
       clearTimeout(timer)
-      log.end()
     },
   }
 }

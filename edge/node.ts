@@ -29,9 +29,15 @@ export function nodeEnv(source: NodeJS.ProcessEnv = process.env): Env {
  * (both are drizzle's PgDatabase over node-postgres' client interface), hence the one cast.
  */
 function pooled(pool: pg.Pool): OpenDatabase {
+  // A connection the server ends emits 'error' on its client, and an unheard 'error' ends the process.
+  // The pool listens only while a client is idle, and a new client's first messages (its ready, then
+  // the server's "terminating connection") can come in one read, before the caller of connect() runs:
+  // so every client is heard from its creation on. A broken client is discarded on release.
+  const broken = new WeakMap<pg.PoolClient, Error>()
+  pool.on('connect', (client) => client.on('error', (err) => broken.set(client, err)))
   return async () => {
     const client = await pool.connect()
-    return { db: drizzle(client, { schema }) as unknown as EdgeDb, close: async () => client.release() }
+    return { db: drizzle(client, { schema }) as unknown as EdgeDb, close: async () => client.release(broken.get(client)) }
   }
 }
 
@@ -41,31 +47,38 @@ export interface NodeEdge {
   close(): Promise<void>
 }
 
-/** Serves the app on host:port (0: any free port); the ledger pruned every hour, as the Worker's cron does. */
+/** Serves the app on host:port (0: any free port); the ledger is pruned on start and hourly, as the Worker's cron does. */
 export async function startNodeEdge(env: Env, opts: { port: number; host: string; pool?: number }): Promise<NodeEdge> {
   const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: opts.pool ?? 10, application_name: 'lhbox-edge' })
   // An idle connection the server drops must not end the process; the pool discards it.
   pool.on('error', (err) => console.error(JSON.stringify({ level: 'warn', msg: 'an idle database connection was dropped', error: err.message })))
-  const app = createApp(pooled(pool))
+  const open = pooled(pool)
+  const app = createApp(open)
   // Work a route defers past its response (waitUntil on Workers) is awaited before shutdown.
   const pending = new Set<Promise<unknown>>()
   const ctx = {
     waitUntil: (p: Promise<unknown>) => {
       pending.add(p)
-      void p.finally(() => pending.delete(p))
+      // Logged as workerd logs a failed waitUntil; unhandled, it would end the process.
+      void p
+        .catch((err) => console.error(JSON.stringify({ level: 'error', msg: 'deferred work failed', error: (err as Error)?.message })))
+        .finally(() => pending.delete(p))
     },
     passThroughOnException: () => undefined,
     props: {},
   }
-  const prune = setInterval(
-    () =>
-      void pooled(pool)(env).then(({ db, close }) =>
-        pruneLedger(db)
-          .then((n) => console.log(JSON.stringify({ level: 'info', msg: 'ledger pruned', rows: n })))
-          .finally(close),
-      ),
-    3600_000,
-  )
+  const pruneNow = () =>
+    ctx.waitUntil(
+      open(env)
+        .then(({ db, close }) => pruneLedger(db).finally(close))
+        .then(
+          (n) => console.log(JSON.stringify({ level: 'info', msg: 'ledger pruned', rows: n })),
+          (err) => console.error(JSON.stringify({ level: 'warn', msg: 'ledger not pruned', error: (err as Error).message })),
+        ),
+    )
+  // On start too: an edge restarted more often than hourly still prunes.
+  pruneNow()
+  const prune = setInterval(pruneNow, 3600_000)
   prune.unref()
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: (req) => app.fetch(req, env, ctx as unknown as ExecutionContext), port: opts.port, hostname: opts.host }, () => resolve(s))

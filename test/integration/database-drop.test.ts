@@ -3,39 +3,32 @@
 // with the same Idempotency-Key gets its batch stored once. Found by the chaos soak: a dropped
 // connection was a 500 "internal", and the client's unheard 'error' event an uncaught error.
 //
-// A Worker of its own, straight to Postgres (its own bridge, no pgbouncer) with an application_name
-// of its own, so terminating its connections touches no other test file's requests.
+// An edge of its own, straight to Postgres (on workerd, through its own bridge, no pgbouncer) with an
+// application_name of its own, so terminating its connections touches no other test file's requests.
 import type pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { PG_DATABASE, PG_PASSWORD, PG_USER } from '../../dev/postgres.ts'
-import type { Child } from '../../dev/process.ts'
-import { startWrangler } from '../../dev/wrangler.ts'
 import { startBridge, type Bridge } from '../../dev/wsbridge.ts'
+import { startEdge, type Edge } from '../support/edge.ts'
 import { freePorts } from '../support/ports.ts'
 import { database, ledger, newSink, uid, type Sink } from '../support/sinks.ts'
-import { stack } from '../support/stack.ts'
+import { edgeHost, stack } from '../support/stack.ts'
 
 const APP = `lhbox-dbdrop-${uid()}`
 let db: pg.Client
 let bridge: Bridge
-let worker: Child
+let worker: Edge
 let url: string
 beforeAll(async () => {
   const s = stack()
   db = await database()
-  const [bridgePort, port, inspector] = await freePorts(3)
+  const [bridgePort] = await freePorts(1)
   bridge = await startBridge(bridgePort, { host: '127.0.0.1', port: s.ports.postgres })
-  worker = await startWrangler(s.dir, port, inspector, {
+  worker = await startEdge(edgeHost(), {
     DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${s.ports.postgres}/${PG_DATABASE}?application_name=${APP}`,
     NEON_WS_PROXY: `127.0.0.1:${bridgePort}`,
-    LHBOX_BOOTSTRAP_SECRET: s.bootstrapSecret,
-    S3_ENDPOINT: s.s3.endpoint,
-    S3_BUCKET: s.s3.bucket,
-    S3_REGION: s.s3.region,
-    S3_ACCESS_KEY_ID: s.s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s.s3.secretAccessKey,
   })
-  url = `http://127.0.0.1:${port}`
+  url = worker.url
 }, 180_000)
 afterAll(async () => {
   await worker?.stop()

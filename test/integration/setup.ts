@@ -9,6 +9,8 @@ import { sqlCheckHandler } from '../../roller/feeds/sql-check.ts'
 import { bootstrap } from '../../dev/bootstrap.ts'
 import { stackPorts } from '../../dev/ports.ts'
 import { buildRollerBundle, ROLLER_BUNDLE_ENV } from '../../dev/roller.ts'
+import { startNodeEdgeChild } from '../../dev/node-edge.ts'
+import type { Child } from '../../dev/process.ts'
 import { startVersitygw } from '../../dev/s3.ts'
 import { newSecretsKey, startStack } from '../../dev/stack.ts'
 import { freePortRun, freePorts } from '../support/ports.ts'
@@ -43,14 +45,20 @@ export default async function setup(project: TestProject) {
   })
   let gateway: Awaited<ReturnType<typeof startVersitygw>> | undefined
   let python: Awaited<ReturnType<typeof startPythonForkServer>> | undefined
+  let nodeEdge: Child | undefined
   try {
-    gateway = await startVersitygw(dir, (await freePorts(1))[0], 'lhbox-gw')
+    const [gatewayPort, nodeEdgePort] = await freePorts(2)
+    gateway = await startVersitygw(dir, gatewayPort, 'lhbox-gw')
+    // The same app on Node, on the same Postgres (directly: it keeps a pool) and store; the files
+    // under test/integration/on-node/ run the edge tests against it.
+    nodeEdge = await startNodeEdgeChild(dir, nodeEdgePort, { ...stack.edgeVars, DATABASE_URL: stack.databaseUrl })
     // The interop scripts' Python, imported once for the whole run (the workers inherit its socket's name).
     python = await startPythonForkServer(join(dir, 'python.sock'))
     const { apiKey, warehouse } = await bootstrap(stack.apiUrl, secret)
     const info: StackInfo = {
       dir,
       apiUrl: stack.apiUrl,
+      nodeApiUrl: `http://127.0.0.1:${nodeEdgePort}`,
       databaseUrl: stack.databaseUrl,
       bootstrapSecret: secret,
       secretsKey,
@@ -63,6 +71,7 @@ export default async function setup(project: TestProject) {
     }
     project.provide('stack', info)
   } catch (err) {
+    await nodeEdge?.stop()
     await python?.stop()
     await gateway?.child.stop()
     await stack.stop()
@@ -70,6 +79,7 @@ export default async function setup(project: TestProject) {
     throw err
   }
   return async () => {
+    await nodeEdge?.stop()
     await python?.stop()
     await gateway?.child.stop()
     await stack.stop()

@@ -7,10 +7,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Child } from '../../dev/process.ts'
-import { startWrangler } from '../../dev/wrangler.ts'
-import { DEAD_HOST_PORT, freePorts } from '../support/ports.ts'
-import { call, expectError, stack } from '../support/stack.ts'
+import { startEdge, type Edge } from '../support/edge.ts'
+import { call, edgeHost, expectError, stack } from '../support/stack.ts'
 import { bucket, database, intakeKey, ledger, newProject, newSink, poll, send, usage, type Sink } from '../support/sinks.ts'
 
 type Mode = 'ok' | '503' | 'quota' | 'drop' | 'hold'
@@ -228,25 +226,12 @@ describe('a bucket that fails the PUT', () => {
 })
 
 describe('a database that is down', () => {
-  let worker: { url: string; child: Child }
+  let worker: Edge
   beforeAll(async () => {
-    const s = stack()
-    const [port, inspector] = await freePorts(2)
-    const child = await startWrangler(s.dir, port, inspector, {
-      DATABASE_URL: `postgres://lhbox:lhbox-dev@127.0.0.1:${s.ports.pgbouncer}/lhbox`,
-      // Nothing listens there (a privileged port): the database is down.
-      NEON_WS_PROXY: DEAD_HOST_PORT,
-      LHBOX_BOOTSTRAP_SECRET: s.bootstrapSecret,
-      S3_ENDPOINT: s.s3.endpoint,
-      S3_BUCKET: s.s3.bucket,
-      S3_REGION: s.s3.region,
-      S3_ACCESS_KEY_ID: s.s3.accessKeyId,
-      S3_SECRET_ACCESS_KEY: s.s3.secretAccessKey,
-    })
-    worker = { url: `http://127.0.0.1:${port}`, child }
+    worker = await startEdge(edgeHost(), {}, { databaseDown: true })
   }, 180_000)
   afterAll(async () => {
-    await worker?.child.stop()
+    await worker?.stop()
   })
 
   it('answers the send route 503 unavailable (database) with Retry-After, stores nothing; the retry then succeeds', async () => {

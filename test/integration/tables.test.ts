@@ -1,15 +1,20 @@
 // Table routes: create (columns or a schema; v2/v3; time partitions), list, get, document — and a clear
-// 400 for bad input. Also the ledger pruning cron, which runs through the Worker's scheduled handler.
+// 400 for bad input. Also the ledger pruning: the Worker's cron, or the Node edge's start.
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { call, expectError, newApiKey, stack } from '../support/stack.ts'
+import { startEdge } from '../support/edge.ts'
+import { uid } from '../support/sinks.ts'
+import { call, edgeHost, expectError, newApiKey, stack } from '../support/stack.ts'
+
+/** This run's namespace: the file runs on both edges against one stack. */
+const NS = `tbl_${uid()}`
 
 const create = (json: Record<string, unknown>, key = stack().adminKey) => call('/v1/tables', { key, json: { warehouse: stack().warehouse, ...json } })
 
 describe('POST /v1/tables', () => {
   it('creates a v2 table with fresh field ids, a namespace with its first table', async () => {
     const res = await create({
-      table: 'tbl.events',
+      table: `${NS}.events`,
       columns: [
         { name: 'x', type: 'long', required: true },
         { name: 'who', type: 'string', doc: 'who sent it' },
@@ -18,7 +23,7 @@ describe('POST /v1/tables', () => {
     })
     expect(res.status).toBe(201)
     expect(res.body).toMatchObject({
-      table: 'tbl.events',
+      table: `${NS}.events`,
       format_version: 2,
       doc: 'garden events',
       partition_spec: [],
@@ -30,13 +35,13 @@ describe('POST /v1/tables', () => {
       { id: 1, name: 'x', type: 'long', required: true },
       { id: 2, name: 'who', type: 'string', required: false, doc: 'who sent it' },
     ])
-    const list = await call(`/v1/tables?warehouse=${stack().warehouse}&namespace=tbl`, { key: stack().adminKey })
-    expect(list.body.tables).toEqual([{ namespace: 'tbl', name: 'events', table: 'tbl.events' }])
+    const list = await call(`/v1/tables?warehouse=${stack().warehouse}&namespace=${NS}`, { key: stack().adminKey })
+    expect(list.body.tables).toEqual([{ namespace: NS, name: 'events', table: `${NS}.events` }])
   })
 
   it('creates a v3 table partitioned by day(ts) and one with nested types from a schema', async () => {
     const day = await create({
-      table: 'tbl.by_day',
+      table: `${NS}.by_day`,
       format_version: 3,
       partition: ['day(ts)'],
       columns: [
@@ -47,7 +52,7 @@ describe('POST /v1/tables', () => {
     expect(day.status).toBe(201)
     expect(day.body.partition_spec).toEqual([{ name: 'ts_day', transform: 'day', source: 'ts' }])
     const nested = await create({
-      table: 'tbl.nested',
+      table: `${NS}.nested`,
       schema: {
         fields: [
           { id: 1, name: 'tags', required: false, type: { type: 'list', 'element-id': 2, element: 'string', 'element-required': false } },
@@ -61,12 +66,12 @@ describe('POST /v1/tables', () => {
   })
 
   it('answers bad columns, types and partitions with a clear 400', async () => {
-    expectError(await create({ table: 'tbl.bad1', columns: [{ name: 'x', type: 'longg' }] }), 400, 'invalid_schema')
-    expectError(await create({ table: 'tbl.bad2', columns: [{ name: 'x', type: 'decimal(39, 1)' }] }), 400, 'invalid_schema')
-    expectError(await create({ table: 'tbl.bad3', columns: [{ name: 't', type: 'timestamp_ns' }] }), 400, 'invalid_schema')
+    expectError(await create({ table: `${NS}.bad1`, columns: [{ name: 'x', type: 'longg' }] }), 400, 'invalid_schema')
+    expectError(await create({ table: `${NS}.bad2`, columns: [{ name: 'x', type: 'decimal(39, 1)' }] }), 400, 'invalid_schema')
+    expectError(await create({ table: `${NS}.bad3`, columns: [{ name: 't', type: 'timestamp_ns' }] }), 400, 'invalid_schema')
     expectError(
       await create({
-        table: 'tbl.bad4',
+        table: `${NS}.bad4`,
         columns: [
           { name: 'x', type: 'long' },
           { name: 'x', type: 'string' },
@@ -75,12 +80,12 @@ describe('POST /v1/tables', () => {
       400,
       'invalid_schema',
     )
-    expectError(await create({ table: 'tbl.bad5', columns: [{ name: 'x', type: 'long' }], partition: ['day(x)'] }), 400, 'invalid_partition')
-    expectError(await create({ table: 'tbl.bad6', columns: [{ name: 'x', type: 'long' }], partition: ['day(nope)'] }), 400, 'invalid_partition')
-    expectError(await create({ table: 'tbl.bad7', columns: [{ name: 'x', type: 'long' }], partition: ['sideways(x)'] }), 400, 'invalid_partition')
+    expectError(await create({ table: `${NS}.bad5`, columns: [{ name: 'x', type: 'long' }], partition: ['day(x)'] }), 400, 'invalid_partition')
+    expectError(await create({ table: `${NS}.bad6`, columns: [{ name: 'x', type: 'long' }], partition: ['day(nope)'] }), 400, 'invalid_partition')
+    expectError(await create({ table: `${NS}.bad7`, columns: [{ name: 'x', type: 'long' }], partition: ['sideways(x)'] }), 400, 'invalid_partition')
     expectError(await create({ table: 'no_namespace', columns: [{ name: 'x', type: 'long' }] }), 400, 'invalid_request')
-    expectError(await create({ table: 'tbl.bad8', columns: [{ name: '1x', type: 'long' }] }), 400, 'invalid_request')
-    expectError(await create({ table: 'tbl.bad9' }), 400, 'invalid_request')
+    expectError(await create({ table: `${NS}.bad8`, columns: [{ name: '1x', type: 'long' }] }), 400, 'invalid_request')
+    expectError(await create({ table: `${NS}.bad9` }), 400, 'invalid_request')
     expectError(
       await call('/v1/tables', { key: stack().adminKey, json: { warehouse: 'nope', table: 'a.b', columns: [{ name: 'x', type: 'long' }] } }),
       404,
@@ -89,25 +94,25 @@ describe('POST /v1/tables', () => {
   })
 
   it('answers 409 table_exists for a second create', async () => {
-    const body = { table: 'tbl.twice', columns: [{ name: 'x', type: 'long' }] }
+    const body = { table: `${NS}.twice`, columns: [{ name: 'x', type: 'long' }] }
     expect((await create(body)).status).toBe(201)
     expectError(await create(body), 409, 'table_exists')
   })
 
   it('needs a write key to create, a read key to look', async () => {
     const read = await newApiKey('read')
-    expectError(await create({ table: 'tbl.ro', columns: [{ name: 'x', type: 'long' }] }, read), 403, 'forbidden')
-    expect((await call(`/v1/tables/${stack().warehouse}.tbl.events`, { key: read })).status).toBe(200)
+    expectError(await create({ table: `${NS}.ro`, columns: [{ name: 'x', type: 'long' }] }, read), 403, 'forbidden')
+    expect((await call(`/v1/tables/${stack().warehouse}.${NS}.events`, { key: read })).status).toBe(200)
   })
 })
 
 describe('GET and PATCH /v1/tables/{warehouse}.{namespace}.{table}', () => {
   it('gets a table and documents it in one commit', async () => {
-    const ref = `${stack().warehouse}.tbl.docs`
+    const ref = `${stack().warehouse}.${NS}.docs`
     expect(
       (
         await create({
-          table: 'tbl.docs',
+          table: `${NS}.docs`,
           columns: [
             { name: 'x', type: 'long' },
             { name: 'y', type: 'string' },
@@ -124,7 +129,7 @@ describe('GET and PATCH /v1/tables/{warehouse}.{namespace}.{table}', () => {
     expectError(await call(`/v1/tables/${ref}/docs`, { method: 'PATCH', key: stack().adminKey, json: { columns: { nope: 'x' } } }), 400, 'unknown_column')
     // columns is an object of name → doc: an array (even an empty one) is refused, never taken as no change.
     expectError(await call(`/v1/tables/${ref}/docs`, { method: 'PATCH', key: stack().adminKey, json: { columns: [], doc: 'x' } }), 400, 'invalid_request')
-    expectError(await call(`/v1/tables/${stack().warehouse}.tbl.missing`, { key: stack().adminKey }), 404, 'table_not_found')
+    expectError(await call(`/v1/tables/${stack().warehouse}.${NS}.missing`, { key: stack().adminKey }), 404, 'table_not_found')
     expectError(await call(`/v1/tables/just-one`, { key: stack().adminKey }), 400, 'invalid_request')
   })
 })
@@ -138,8 +143,8 @@ describe('the ledger pruning cron', () => {
   afterAll(() => db.end())
 
   it('prunes ledger rows 7 days after commit, and keeps the rest', async () => {
-    expect((await create({ table: 'tbl.pruned', columns: [{ name: 'x', type: 'long' }] })).status).toBe(201)
-    const sink = await call('/v1/sinks', { key: stack().adminKey, json: { name: 'pruned_in', table: 'tbl.pruned', warehouse: stack().warehouse } })
+    expect((await create({ table: `${NS}.pruned`, columns: [{ name: 'x', type: 'long' }] })).status).toBe(201)
+    const sink = await call('/v1/sinks', { key: stack().adminKey, json: { name: `pruned_in_${NS}`, table: `${NS}.pruned`, warehouse: stack().warehouse } })
     expect(sink.status).toBe(201)
     const send = (id: string) =>
       call(`/v1/sinks/${sink.body.id}`, { key: sink.body.send_key, body: '[{"x": 1}]', headers: { 'content-type': 'application/json', 'idempotency-key': id } })
@@ -149,8 +154,13 @@ describe('the ledger pruning cron', () => {
       sink.body.id,
     ])
     await db.query(`update batches set received_at = now() - interval '30 days' where sink_id = $1 and batch_id = 'waiting'`, [sink.body.id])
-    const cron = await fetch(`${stack().apiUrl}/__scheduled?cron=17+*+*+*+*`)
-    expect(cron.status).toBe(200)
+    if (edgeHost() === 'workerd') {
+      const cron = await fetch(`${stack().apiUrl}/__scheduled?cron=17+*+*+*+*`)
+      expect(cron.status).toBe(200)
+    } else {
+      // No cron on Node: the edge prunes when it starts and every hour after.
+      await (await startEdge('node')).stop()
+    }
     const deadline = Date.now() + 10_000
     let ids: string[] = []
     do {

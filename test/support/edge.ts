@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startWrangler } from '../../dev/wrangler.ts'
 import { nodeEnv, startNodeEdge } from '../../edge/node.ts'
-import { freePorts } from './ports.ts'
-import { stack } from './stack.ts'
+import { DEAD_HOST_PORT, freePorts } from './ports.ts'
+import { stack, type EdgeHost } from './stack.ts'
 
-export type EdgeHost = 'workerd' | 'node'
+export type { EdgeHost }
 export const EDGE_HOSTS: EdgeHost[] = ['workerd', 'node']
 
 export interface Edge {
@@ -17,14 +17,20 @@ export interface Edge {
   stop(): Promise<void>
 }
 
-/** `hyperdrive`: workerd only, a Hyperdrive binding whose local connection string is this URL. */
-export async function startEdge(host: EdgeHost, vars: Record<string, string> = {}, opts: { hyperdrive?: string } = {}): Promise<Edge> {
+/**
+ * `hyperdrive`: workerd only, a Hyperdrive binding whose local connection string is this URL.
+ * `databaseDown`: the edge's way to Postgres leads where nothing listens (a privileged port).
+ */
+export async function startEdge(host: EdgeHost, vars: Record<string, string> = {}, opts: { hyperdrive?: string; databaseDown?: boolean } = {}): Promise<Edge> {
   const all = { ...stack().edgeVars, ...vars }
   if (host === 'node') {
-    // Node keeps a pool, so it dials Postgres itself (no pgbouncer, no WebSocket bridge).
-    const edge = await startNodeEdge(nodeEnv({ ...all, DATABASE_URL: stack().databaseUrl }), { port: 0, host: '127.0.0.1', pool: 4 })
+    // Node keeps a pool, so it dials Postgres itself (no pgbouncer, no WebSocket bridge), unless told
+    // where: the neon driver's DATABASE_URL names Postgres itself too, as seen from the bridge.
+    const databaseUrl = opts.databaseDown ? `postgres://lhbox:lhbox-dev@${DEAD_HOST_PORT}/lhbox` : (vars.DATABASE_URL ?? stack().databaseUrl)
+    const edge = await startNodeEdge(nodeEnv({ ...all, DATABASE_URL: databaseUrl }), { port: 0, host: '127.0.0.1', pool: 4 })
     return { url: edge.url, stop: () => edge.close() }
   }
+  if (opts.databaseDown) all.NEON_WS_PROXY = DEAD_HOST_PORT
   const dir = mkdtempSync(join(tmpdir(), 'lhbox-edge-'))
   const [port, inspector] = await freePorts(2)
   const child = await startWrangler(dir, port, inspector, all, opts)

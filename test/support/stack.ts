@@ -5,7 +5,10 @@ import type { S3Config } from '../../iceberg/io/s3.ts'
 
 export interface StackInfo {
   dir: string
+  /** The edge the tests call: workerd (wrangler dev), or Node in a file that chose it (onEdgeHost). */
   apiUrl: string
+  /** The same app served by Node (edge/node-main.ts), on the same Postgres and store. */
+  nodeApiUrl: string
   databaseUrl: string
   bootstrapSecret: string
   /** The edge's LHBOX_SECRETS_KEY. */
@@ -26,7 +29,26 @@ declare module 'vitest' {
   }
 }
 
-export const stack = (): StackInfo => inject('stack')
+/** Where the edge runs: workerd (wrangler dev, as on Cloudflare) or Node (edge/node.ts, self-hosted). */
+export type EdgeHost = 'workerd' | 'node'
+
+let host: EdgeHost = 'workerd'
+
+/**
+ * Every helper of this file and every stack().apiUrl after this call reach the edge on `host`. A file
+ * under test/integration/on-node/ calls it, then imports the test file it runs again on Node.
+ */
+export function onEdgeHost(h: EdgeHost): void {
+  host = h
+}
+
+/** The host onEdgeHost chose (workerd unless a file chose Node). */
+export const edgeHost = (): EdgeHost => host
+
+export const stack = (): StackInfo => {
+  const info = inject('stack')
+  return host === 'node' ? { ...info, apiUrl: info.nodeApiUrl } : info
+}
 
 export interface Answer {
   status: number

@@ -1,0 +1,5 @@
+// api-schema.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../api-schema.test.ts')

@@ -1,0 +1,5 @@
+// catalog-secrets.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../catalog-secrets.test.ts')

@@ -1,0 +1,5 @@
+// cli-sinks.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../cli-sinks.test.ts')

@@ -1,0 +1,5 @@
+// database-drop.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../database-drop.test.ts')

@@ -1,0 +1,5 @@
+// devices.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../devices.test.ts')

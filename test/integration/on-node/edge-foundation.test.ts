@@ -1,0 +1,5 @@
+// edge-foundation.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../edge-foundation.test.ts')

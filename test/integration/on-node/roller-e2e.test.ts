@@ -1,0 +1,5 @@
+// roller-e2e.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../roller-e2e.test.ts')

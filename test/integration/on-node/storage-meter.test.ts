@@ -1,0 +1,5 @@
+// storage-meter.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../storage-meter.test.ts')
