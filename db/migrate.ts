@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import { nodeDb, nodePool } from './node.ts'
 import { keyRing, open, seal, sealedKeyId, type KeyRing } from './sealed.ts'
+import { catalogAuth } from './catalog-secret.ts'
 
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
 
@@ -31,10 +32,9 @@ async function sealAll(pool: ReturnType<typeof nodePool>, ring: KeyRing, rows: R
     if (r.catalog_secret && sealedKeyId(r.catalog_secret) === ring.current) continue
     const { token, credential, ...catalog } = r.catalog
     const secret = r.catalog_secret ? JSON.parse(await open(ring, r.catalog_secret, r.id)) : { token, credential }
-    const auth = secret.credential ? 'oauth2' : secret.token ? 'bearer' : 'none'
     await pool.query('update warehouses set catalog = $2::jsonb, catalog_secret = $3 where id = $1', [
       r.id,
-      JSON.stringify({ ...catalog, auth }),
+      JSON.stringify({ ...catalog, auth: catalogAuth(secret) }),
       await seal(ring, JSON.stringify(secret), r.id),
     ])
     sealed++

@@ -10,6 +10,7 @@ import { S3FileIO } from '../iceberg/io/file-io.ts'
 import { keyRing, open, SealError, seal } from '../db/sealed.ts'
 import type { Env } from './env.ts'
 import { ApiError } from './errors.ts'
+import type { CatalogSecret } from '../db/catalog-secret.ts'
 
 export type WarehouseRow = typeof warehouses.$inferSelect
 /** A warehouse without the storage meter's columns: what reaching its catalog and bucket needs. */
@@ -28,12 +29,6 @@ export function warehouseLocation(w: WarehouseCore): string {
 
 function fileIO(env: Env, w: WarehouseCore): S3FileIO {
   return new S3FileIO({ endpoint: w.endpoint, region: w.region, accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY })
-}
-
-/** A REST catalog's credentials: a bearer token, or OAuth2 client credentials `client_id:client_secret`. */
-export interface CatalogSecret {
-  token?: string
-  credential?: string
 }
 
 type StoredCatalog = { type: 'sql' } | { type: 'rest'; uri: string; warehouse?: string; scope?: string; token?: string; credential?: string }

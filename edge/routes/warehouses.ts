@@ -5,12 +5,13 @@ import { Hono, type Context } from 'hono'
 import { and, asc, eq, or, sql } from 'drizzle-orm'
 import { warehouses } from '../../db/schema.ts'
 import { requireKey } from '../auth.ts'
-import { openCatalogSecret, sealCatalogSecret, type CatalogSecret, type WarehouseRow } from '../catalogs.ts'
+import { openCatalogSecret, sealCatalogSecret, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { randomHex } from '../keys.ts'
 import { jsonBody, text } from '../validate.ts'
 import { storageView } from '../storage.ts'
+import { catalogAuth, type CatalogSecret } from '../../db/catalog-secret.ts'
 
 export const WAREHOUSE_NAME = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name is 1–63 chars of a-z 0-9 _ -'))
 
@@ -43,11 +44,6 @@ export const CreateWarehouse = v.object({
 export const UpdateWarehouse = v.object({
   catalog: v.object({ token: v.optional(v.nullable(Secret)), credential: v.optional(v.nullable(Secret)) }),
 })
-
-/** How the edge and the roller sign in to a REST catalog; the secret itself is never answered back. */
-function catalogAuth(secret: { token?: unknown; credential?: unknown }): 'bearer' | 'oauth2' | 'none' {
-  return secret.credential ? 'oauth2' : secret.token ? 'bearer' : 'none'
-}
 
 function warehouseView(w: WarehouseRow) {
   const { token: _t, credential: _c, auth: _a, ...catalog } = w.catalog as Record<string, unknown>

@@ -11,6 +11,8 @@ import { bindable, freePortRun } from '../support/ports.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'lhbox-devstack-'))
 let basePort = 0
+/** The stack started and not yet stopped: afterAll stops it when an assertion failed in between. */
+let running: ChildProcess | undefined
 
 /** How many ports the stack takes from LHBOX_DEV_PORT up (postgres, pgbouncer, bridge, s3, api, inspector, roller). */
 const PORTS = Object.keys(await stackPorts(1)).length
@@ -40,7 +42,9 @@ async function startDevOnFreePorts(reuse?: number): Promise<{ proc: ChildProcess
     basePort = reuse !== undefined && attempt === 1 && (await runBindable(reuse)) ? reuse : await freePortRun(PORTS)
     const dev = startDev()
     try {
-      return { proc: dev.proc, out: await dev.ready }
+      const out = await dev.ready
+      running = dev.proc
+      return { proc: dev.proc, out }
     } catch (err) {
       try {
         process.kill(-dev.proc.pid!, 'SIGTERM') // whatever of that start is left
@@ -93,6 +97,7 @@ async function stopAndCheckNothingLeft(proc: ChildProcess): Promise<void> {
   const exited = new Promise((r) => proc.once('exit', r))
   process.kill(-proc.pid!, 'SIGTERM')
   await exited
+  running = undefined
   const deadline = Date.now() + 20_000
   let open: number[] = []
   let left: string[] = []
@@ -109,7 +114,14 @@ async function stopAndCheckNothingLeft(proc: ChildProcess): Promise<void> {
   expect(left).toEqual([])
 }
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+afterAll(async () => {
+  if (running && running.exitCode === null && running.signalCode === null) {
+    const exited = new Promise((r) => running!.once('exit', r))
+    process.kill(-running.pid!, 'SIGTERM')
+    await exited
+  }
+  rmSync(dir, { recursive: true, force: true })
+}, 30_000)
 
 describe('npm run dev', () => {
   it('starts, serves, stops cleanly and restarts with the same data and key', async () => {
