@@ -21,6 +21,11 @@ export function connection(flags: { url?: string; 'api-key'?: string }, env: Nod
 }
 
 export async function api<T = unknown>(conn: Connection, method: string, path: string, body?: unknown): Promise<T> {
+  return JSON.parse(await apiText(conn, method, path, body)) as T
+}
+
+/** The answer's text, unparsed: for pages holding producers' rows, printed as sent (lossless numbers). */
+export async function apiText(conn: Connection, method: string, path: string, body?: unknown): Promise<string> {
   const headers: Record<string, string> = {}
   if (conn.apiKey) headers.authorization = `Bearer ${conn.apiKey}`
   if (body !== undefined) headers['content-type'] = 'application/json'
@@ -41,5 +46,5 @@ export async function api<T = unknown>(conn: Connection, method: string, path: s
     const error = parsed?.error ?? {}
     throw new CliError(error.code ?? `http_${res.status}`, error.message ?? res.statusText, res.status)
   }
-  return parsed as T
+  return text || 'null'
 }

@@ -1,6 +1,7 @@
 // The shapes of the OpenAPI document (edge/openapi.ts): JSON Schema of the answers and bodies, the
 // path, query and header parameters, built from the valibot schemas the routes validate with.
 import { toJsonSchema } from '@valibot/to-json-schema'
+import { REJECT_REASONS } from '../contract/rejects.ts'
 import type { GenericSchema } from 'valibot'
 import { SINK_REF } from './routes/sinks.ts'
 import { CreateTable, DocumentTable, IcebergTypeJson, NestedFieldJson, TABLE_PART } from './routes/tables.ts'
@@ -168,6 +169,30 @@ export const SEND_ANSWER = object(
   },
   ['duplicate'],
 )
+
+const PROBLEM = { reason: STRING, field: STRING, expected: STRING, got: STRING }
+
+/** A rejects file's line (contract/rejects.ts): the roller's fields, then the producer's row as sent. */
+export const REJECTS_PAGE = object({
+  rejects: array(
+    object(
+      {
+        batch_id: STRING,
+        index: { ...orNull(INTEGER), description: 'The row’s place in the array the producer sent' },
+        line: { ...INTEGER, description: 'Its line in the stored batch' },
+        reason: { enum: [...REJECT_REASONS] },
+        field: STRING,
+        expected: STRING,
+        got: STRING,
+        error: { ...STRING, description: 'A whole batch’s: why it was not read or written' },
+        problems: { ...array(object(PROBLEM, ['field', 'expected', 'got'])), description: 'Every problem, when the row has more than one' },
+        row: { description: 'The row exactly as sent (null when a whole batch was not read)' },
+      },
+      ['index', 'line', 'field', 'expected', 'got', 'error', 'problems'],
+    ),
+  ),
+  next_cursor: { ...orNull(STRING), description: 'Give it as ?cursor= for the next page; null: no more' },
+})
 
 export const USAGE = object({
   month: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },

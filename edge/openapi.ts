@@ -7,7 +7,7 @@ import { Hono } from 'hono'
 import type { AppEnv } from './env.ts'
 import { MeasureList, MeasureQuery, RollAnswer, RollReport, SinkList, SinksQuery, StorageReport } from '../contract/internal.ts'
 import { CreateKey } from './routes/keys.ts'
-import { CreateSink, ListSinksQuery, UpdateSink } from './routes/sinks.ts'
+import { CreateSink, ListSinksQuery, RejectsQuery, UpdateSink } from './routes/sinks.ts'
 import { ListTablesQuery } from './routes/tables.ts'
 import { CreateWarehouse, UpdateWarehouse } from './routes/warehouses.ts'
 import {
@@ -27,6 +27,7 @@ import {
   PATH_PARAMS,
   queryParams,
   schema,
+  REJECTS_PAGE,
   SEND_ANSWER,
   SEND_BODY,
   SINK,
@@ -308,6 +309,17 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       ...DEVICE_OPERATION,
       summary: 'The device route for protocols that send query parameters only (Traccar’s OsmAnd, GPSLogger)',
       requestBody: undefined,
+    },
+  },
+  '/v1/sinks/{sink_id}/rejects': {
+    get: {
+      summary:
+        'The rejected rows, a page at a time (?reason=, ?batch_id=, ?limit= up to 1000, ?cursor=): reason, field, expected, got, the batch id and index, and the producer’s row as sent',
+      auth: 'api_key',
+      level: 'read',
+      params: queryParams(RejectsQuery),
+      statuses: { 200: 'A page of rejects', 400: `${MALFORMED}; a cursor not given by a page`, 404: SINK_NOT_FOUND },
+      answers: { 200: REJECTS_PAGE },
     },
   },
   '/v1/sinks/{sink_id}/dedupe': {

@@ -10,7 +10,7 @@ select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_na
        s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
        ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
-       w.name as warehouse, w.bucket,
+       w.name as warehouse, w.bucket, w.endpoint as bucket_endpoint, w.region as bucket_region,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
        extract(epoch from (now() - lag.oldest))::float8 as lag_seconds,
        rcv.batches as rcv_batches, rcv.rows as rcv_rows, rcv.bytes as rcv_bytes, ${iso('last.at')} as rcv_last_at

@@ -1,4 +1,4 @@
-// lhbox sink create|update|dedupe|run|list|get|delete|send|device-url
+// lhbox sink create|update|dedupe|run|list|get|rejects|delete|send|device-url
 //
 // The device flags (--preset, --mapping-file, --device-require, --device-strip, …) and `device-url`
 // live in sink-devices.ts; the feed flags (--sql, --files-prefix, --pattern, --every) and `run` in sink-feeds.ts; createBody and updateBody below are the flags → request-body translation.
@@ -13,6 +13,7 @@ import { json, table as grid } from '../output.ts'
 import { seconds, waitSettings } from '../wait.ts'
 import { SEND_USAGE, sendBatch, type KeyFile } from './send.ts'
 import { FEED_FLAGS, FEED_USAGE, feedCreateFields, feedLines, feedUpdateFields, isFeed, needsKind, runNow, type FeedView } from './sink-feeds.ts'
+import { REJECTS_FLAGS, REJECTS_USAGE, rejects } from './sink-rejects.ts'
 import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
 
 export const SINK_FLAGS = {
@@ -34,6 +35,7 @@ export const SINK_FLAGS = {
   'batch-id': { type: 'string' },
   ...DEVICE_FLAGS,
   ...FEED_FLAGS,
+  ...REJECTS_FLAGS,
 } as const
 
 type Flags = Record<string, string | boolean | string[] | undefined>
@@ -64,9 +66,10 @@ const USAGE = {
   run: FEED_USAGE.run,
   list: 'lhbox sink list [<warehouse>] [--all]',
   get: 'lhbox sink get <sink> [--json]',
+  rejects: REJECTS_USAGE,
   delete: 'lhbox sink delete <sink> [--discard-pending]',
 }
-const ALL_USAGE = `lhbox sink create | update | dedupe | run | list | get | delete | send | device-url\n  ${[...Object.values(USAGE), SEND_USAGE, DEVICE_USAGE.deviceUrl].join('\n  ')}\n  (${DEVICE_USAGE.notes})`
+const ALL_USAGE = `lhbox sink create | update | dedupe | run | list | get | rejects | delete | send | device-url\n  ${[...Object.values(USAGE), SEND_USAGE, DEVICE_USAGE.deviceUrl].join('\n  ')}\n  (${DEVICE_USAGE.notes})`
 
 // --- small helpers -------------------------------------------------------------------------------
 
@@ -385,6 +388,8 @@ export async function sink(conn: () => Connection, args: string[], flags: Flags,
       const s = await api<SinkView>(conn(), 'GET', sinkPath(rest[0]))
       return flags.json ? json(s) : showSink(s)
     }
+    case 'rejects':
+      return rejects(conn(), rest[0], flags)
     case 'delete':
       return remove(conn(), rest[0], flags)
     case 'send':

@@ -4,6 +4,7 @@ import { Hono, type Context } from 'hono'
 import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
 import { intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
 import { isUpsertReason } from '../../contract/key-rule.ts'
+import { REJECT_REASONS } from '../../contract/rejects.ts'
 import { batches, sinks, warehouses } from '../../db/schema.ts'
 import { NoSuchNamespace, NoSuchTable, type LoadedTable } from '../../iceberg/catalog/index.ts'
 import { audit } from '../audit.ts'
@@ -14,6 +15,7 @@ import { SINKS_OFF } from '../sinks-switch.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { newKey, randomHex, sha256Hex } from '../keys.ts'
+import { decodeCursor, encodeCursor, readRejects } from '../rejects.ts'
 import { bucketClient } from '../s3.ts'
 import { checkColumnTypes, checkKey, checkPartitioning, docsHint, POLICY } from '../sink-rules.ts'
 import { selectSinks, sinkView, WHERE, type SinkRow } from '../sink-view.ts'
@@ -73,6 +75,17 @@ async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> 
   if (!row) throw new ApiError(404, 'sink_not_found', `no sink ${idOrName} in this project`)
   return row
 }
+
+/** The sink's warehouse bucket, where its batches and rejects are. */
+const sinkBucket = (c: Context<AppEnv>, row: SinkRow) => bucketClient(c.env, { bucket: row.bucket, endpoint: row.bucket_endpoint, region: row.bucket_region })
+
+/** GET /v1/sinks/{id}/rejects */
+export const RejectsQuery = v.object({
+  reason: v.optional(v.picklist(REJECT_REASONS)),
+  batch_id: v.optional(v.pipe(text(), v.minLength(1))),
+  cursor: v.optional(v.pipe(v.string(), v.minLength(1))),
+  limit: v.optional(v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,3}$/, 'limit: 1 to 1000'), v.transform(Number), v.maxValue(1000, 'limit: 1 to 1000')), '100'),
+})
 
 /** While the switch is off, the control plane says so beside every sink it shows. */
 const switchedOff = (c: Context<AppEnv>) => (sinksEnabled(c.env) ? {} : { sinks_enabled: false, notice: SINKS_OFF })
@@ -236,6 +249,20 @@ export const sinkRoutes = new Hono<AppEnv>()
     if (Object.keys(set).length > 0) await db.update(sinks).set(set).where(eq(sinks.id, row.id))
     return c.json(sinkView(await findSink(c, row.id), origin(c)))
   })
+  // The rows the roller rejected, as it wrote them, the producer's row byte for byte: the body is
+  // spliced, never a JSON.parse and stringify of the rows (lossless numbers).
+  .get('/v1/sinks/:sink/rejects', requireKey('read'), async (c) => {
+    const q = query(c, RejectsQuery)
+    const row = await findSink(c, c.req.param('sink'))
+    const page = await readRejects(sinkBucket(c, row), row.id, {
+      reason: q.reason,
+      batchId: q.batch_id,
+      cursor: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+      limit: q.limit,
+    })
+    const next = page.next ? JSON.stringify(encodeCursor(page.next)) : 'null'
+    return c.body(`{"rejects":[${page.lines.join(',')}],"next_cursor":${next}}`, 200, { 'content-type': 'application/json' })
+  })
   .delete('/v1/sinks/:sink', requireKey('write'), async (c) => {
     const row = await findSink(c, c.req.param('sink'))
     if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is already deleted`)
@@ -247,7 +274,7 @@ export const sinkRoutes = new Hono<AppEnv>()
       .set({ state: 'discarded' })
       .where(and(eq(batches.sinkId, row.id), inArray(batches.state, ['receiving', 'pending'])))
       .returning({ batchId: batches.batchId })
-    const s3 = bucketClient(c.env, { bucket: row.bucket })
+    const s3 = sinkBucket(c, row)
     const keys: string[] = []
     for await (const o of s3.list(sinkPrefix(row.id))) if (intakeEntry(row.id, o.key)?.kind === 'batch') keys.push(o.key)
     await s3.deleteMany(keys)

@@ -173,9 +173,13 @@ export class S3Client implements Bucket {
   }
 
   /** One page of ListObjectsV2. */
-  async listPage(prefix: string, opts: { continuationToken?: string; maxKeys?: number } = {}): Promise<{ objects: S3Object[]; nextToken: string | null }> {
+  async listPage(
+    prefix: string,
+    opts: { continuationToken?: string; maxKeys?: number; startAfter?: string } = {},
+  ): Promise<{ objects: S3Object[]; nextToken: string | null }> {
     const query: Record<string, string> = { 'list-type': '2', prefix }
     if (opts.maxKeys !== undefined) query['max-keys'] = String(opts.maxKeys)
+    if (opts.startAfter !== undefined) query['start-after'] = opts.startAfter
     if (opts.continuationToken) query['continuation-token'] = opts.continuationToken
     const res = await this.send(this.url(undefined, query), { method: 'GET' })
     if (!res.ok) await this.fail(res, `LIST ${prefix}`)
@@ -190,11 +194,11 @@ export class S3Client implements Bucket {
     return { objects, nextToken: truncated ? String(parsed.NextContinuationToken) : null }
   }
 
-  /** Every object under the prefix, page by page. */
-  async *list(prefix: string, pageSize = 1000): AsyncGenerator<S3Object> {
+  /** Every object under the prefix, page by page; after `startAfter` (a key) when given. */
+  async *list(prefix: string, pageSize = 1000, startAfter?: string): AsyncGenerator<S3Object> {
     let token: string | undefined
     do {
-      const page = await this.listPage(prefix, { continuationToken: token, maxKeys: pageSize })
+      const page = await this.listPage(prefix, { continuationToken: token, maxKeys: pageSize, startAfter: token ? undefined : startAfter })
       yield* page.objects
       token = page.nextToken ?? undefined
     } while (token)

@@ -1,0 +1,47 @@
+// A rejects file's line (spec "Rejects"), as the roller writes it (roller/rejects.ts) and the edge's
+// rejects route reads it: the roller's fields first, then the producer's row exactly as sent, last,
+// under "row". The row is never parsed (lossless numbers): a reader splits it off at the first
+// top-level `,"row":`, which the head cannot hold inside a string (JSON.stringify escapes its quotes).
+
+/** Every reason a rejects line can give: a row's, a keyed sink's, or a whole batch's. */
+export const REJECT_REASONS = [
+  'missing_required',
+  'unknown_field',
+  'type_mismatch',
+  'unsupported_type',
+  'not_an_object',
+  'key_null',
+  'batch_unreadable',
+  'batch_too_large',
+  'batch_unwritable',
+] as const
+
+/** The roller's part of a line: everything but the row. */
+export interface RejectHead {
+  batch_id: string
+  index: number | null
+  line?: number
+  reason: string
+  field?: string
+  expected?: string
+  got?: string
+  error?: string
+  problems?: Array<{ reason: string; field?: string; expected?: string; got?: string }>
+}
+
+const ROW = ',"row":'
+
+/** The head of a line; null when the line is not one the roller wrote. */
+export function rejectHead(line: string): RejectHead | null {
+  const at = line.indexOf(ROW)
+  if (at < 0 || !line.endsWith('}')) return null
+  try {
+    const head = JSON.parse(`${line.slice(0, at)}}`)
+    return typeof head?.reason === 'string' && typeof head?.batch_id === 'string' ? head : null
+  } catch {
+    return null
+  }
+}
+
+/** Whether a line is rejected for `reason`: its first problem's or any other of its problems. */
+export const hasReason = (head: RejectHead, reason: string): boolean => head.reason === reason || (head.problems ?? []).some((p) => p.reason === reason)

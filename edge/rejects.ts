@@ -1,0 +1,91 @@
+// A sink's rejected rows, a page at a time, across its rejects files (GET /v1/sinks/{id}/rejects):
+// files in key order, lines in file order. Each line goes out as the roller wrote it, the producer's
+// row included byte for byte (contract/rejects.ts); only the roller's head is parsed, to filter.
+import * as v from 'valibot'
+import { rejectsKey, rejectsPrefix } from '../contract/bucket.ts'
+import { hasReason, rejectHead } from '../contract/rejects.ts'
+import type { S3Client } from '../iceberg/io/s3.ts'
+import { ApiError } from './errors.ts'
+
+/** Where the next page starts: a batch's rejects file, and the line in it. */
+export interface RejectsCursor {
+  batch: string
+  line: number
+}
+
+export interface RejectsQuery {
+  reason?: string
+  batchId?: string
+  cursor?: RejectsCursor
+  limit: number
+}
+
+export interface RejectsPage {
+  lines: string[]
+  next: RejectsCursor | null
+}
+
+// One request reads at most this much, matches or not: a filter that matches little answers a short
+// page with a cursor instead of reading every file in one request (a Worker's CPU and memory are bounded).
+const FILES_PER_PAGE = 200
+const BYTES_PER_PAGE = 32 * 1024 * 1024
+
+const Cursor = v.strictObject({ batch: v.pipe(v.string(), v.minLength(1)), line: v.pipe(v.number(), v.integer(), v.minValue(0)) })
+
+/** base64url of the cursor's JSON (UTF-8): opaque to a client, which gives it back unchanged. */
+export const encodeCursor = (c: RejectsCursor): string =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(c))))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replaceAll('=', '')
+
+/** The cursor a page gave; 400 invalid_request for anything else. */
+export function decodeCursor(text: string): RejectsCursor {
+  try {
+    const bytes = Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (ch) => ch.charCodeAt(0))
+    const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+    if (v.is(Cursor, parsed)) return parsed
+  } catch {
+    // not base64, or not JSON: answered below
+  }
+  throw new ApiError(400, 'invalid_request', 'cursor: give the next_cursor of a previous page, unchanged')
+}
+
+/** The batch ids whose rejects files to read, in key order, from the cursor's on. */
+async function* batchesFrom(bucket: S3Client, sinkId: string, q: RejectsQuery): AsyncGenerator<string> {
+  if (q.batchId !== undefined) {
+    if (!q.cursor || q.cursor.batch === q.batchId) yield q.batchId
+    return
+  }
+  const prefix = rejectsPrefix(sinkId)
+  if (q.cursor) yield q.cursor.batch
+  for await (const o of bucket.list(prefix, 1000, q.cursor ? rejectsKey(sinkId, q.cursor.batch) : undefined)) {
+    if (o.key.endsWith('.ndjson') && !o.key.slice(prefix.length).includes('/')) yield o.key.slice(prefix.length, -'.ndjson'.length)
+  }
+}
+
+const utf8 = new TextDecoder()
+
+export async function readRejects(bucket: S3Client, sinkId: string, q: RejectsQuery): Promise<RejectsPage> {
+  const lines: string[] = []
+  let files = 0
+  let bytes = 0
+  for await (const batch of batchesFrom(bucket, sinkId, q)) {
+    const got = await bucket.get(rejectsKey(sinkId, batch))
+    if (!got) continue // swept (7 days) between the listing and the read
+    files++
+    bytes += got.body.length
+    const all = utf8.decode(got.body).split('\n')
+    if (all.at(-1) === '') all.pop()
+    for (let i = q.cursor?.batch === batch ? q.cursor.line : 0; i < all.length; i++) {
+      if (q.reason !== undefined) {
+        const head = rejectHead(all[i])
+        if (!head || !hasReason(head, q.reason)) continue
+      }
+      lines.push(all[i])
+      if (lines.length === q.limit) return { lines, next: { batch, line: i + 1 } }
+    }
+    if (files >= FILES_PER_PAGE || bytes >= BYTES_PER_PAGE) return { lines, next: { batch, line: all.length } }
+  }
+  return { lines, next: null }
+}

@@ -1,0 +1,5 @@
+// sink-rejects.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../sink-rejects.test.ts')
