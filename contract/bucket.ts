@@ -2,6 +2,9 @@
 // route", "Rejects", "Exactly once"): the edge writes the batches, the roller reads and deletes them
 // and writes the rejects and the committed markers.
 
+/** A batch id (the producer's Idempotency-Key, or a feed's run id): 1–128 of A-Z a-z 0-9 . _ : - (spec "The send route"). */
+export const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
 /** Everything of one sink: its batches at the top, rejects/ and committed/ below. */
 export const sinkPrefix = (sinkId: string) => `_sink/${sinkId}/`
 

@@ -3,10 +3,11 @@
 // roller's report. The edge validates what the roller sends with these schemas; the roller parses what
 // the edge answers with them.
 import * as v from 'valibot'
+import { BATCH_ID } from './bucket.ts'
 
 /** Snapshot ids are int64: decimal strings on the wire, never JSON numbers (JSON.parse would round them). */
 const SnapshotId = v.pipe(v.string(), v.regex(/^\d{1,19}$/, 'snapshot ids are sent as decimal strings'))
-const BatchIds = v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/)))
+const BatchIds = v.array(v.pipe(v.string(), v.regex(BATCH_ID)))
 
 /** What a lease is for: a roll (the default), or the maintenance sweep of the sink's table. */
 export const LeasePurpose = v.picklist(['roll', 'maintenance'])

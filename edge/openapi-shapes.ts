@@ -6,6 +6,7 @@ import type { GenericSchema } from 'valibot'
 import { SINK_REF } from './routes/sinks.ts'
 import { CreateTable, DocumentTable, IcebergTypeJson, NestedFieldJson, TABLE_PART } from './routes/tables.ts'
 import { WAREHOUSE_NAME } from './routes/warehouses.ts'
+import { BATCH_ID } from '../contract/bucket.ts'
 
 export type JsonSchema = Record<string, unknown>
 
@@ -265,7 +266,7 @@ export const IDEMPOTENCY_KEY: Parameter = {
   in: 'header',
   required: true,
   description: 'The batch id: a retry with the same id and body is answered 200 as a duplicate',
-  schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  schema: { type: 'string', pattern: BATCH_ID.source },
 }
 
 export const SEND_BODY = {

@@ -318,7 +318,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       auth: 'api_key',
       level: 'read',
       params: queryParams(RejectsQuery),
-      statuses: { 200: 'A page of rejects', 400: `${MALFORMED}; a cursor not given by a page`, 404: SINK_NOT_FOUND },
+      statuses: { 200: 'A page of rejects', 400: `${MALFORMED}; invalid_request: a cursor no page gave`, 404: SINK_NOT_FOUND },
       answers: { 200: REJECTS_PAGE },
     },
   },

@@ -9,8 +9,8 @@ import { API_KEY, SEND_KEY, sha256Hex, timingSafeEqual } from '../keys.ts'
 import { recordBatch, type BatchInput } from '../ledger.ts'
 import { batchAnswer, sha256HexBytes, storeBatch } from '../store-batch.ts'
 import { requireSinksOn } from '../sinks-switch.ts'
+import { BATCH_ID } from '../../contract/bucket.ts'
 
-const BATCH_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const SINK_ID = /^snk_[0-9a-f]+$/
 
 const wrongKey = () => new ApiError(401, 'unauthorized', 'send this sink’s send key as Authorization: Bearer al_send_…')

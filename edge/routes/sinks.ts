@@ -2,7 +2,7 @@
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
 import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
-import { intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
+import { BATCH_ID, intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
 import { isUpsertReason } from '../../contract/key-rule.ts'
 import { REJECT_REASONS } from '../../contract/rejects.ts'
 import { batches, sinks, warehouses } from '../../db/schema.ts'
@@ -82,7 +82,7 @@ const sinkBucket = (c: Context<AppEnv>, row: SinkRow) => bucketClient(c.env, { b
 /** GET /v1/sinks/{id}/rejects */
 export const RejectsQuery = v.object({
   reason: v.optional(v.picklist(REJECT_REASONS)),
-  batch_id: v.optional(v.pipe(text(), v.minLength(1))),
+  batch_id: v.optional(v.pipe(v.string(), v.regex(BATCH_ID, 'batch_id: 1–128 of A-Z a-z 0-9 . _ : -'))),
   cursor: v.optional(v.pipe(v.string(), v.minLength(1))),
   limit: v.optional(v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,3}$/, 'limit: 1 to 1000'), v.transform(Number), v.maxValue(1000, 'limit: 1 to 1000')), '100'),
 })

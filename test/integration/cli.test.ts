@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
+import { uid } from '../support/sinks.ts'
 import { stack } from '../support/stack.ts'
 
 const run = promisify(execFile)
@@ -36,9 +37,10 @@ describe('lhbox CLI', () => {
   })
 
   it('creates a warehouse', async () => {
-    const res = await lhbox(['warehouse', 'create', 'cli-made', '--bucket', 'cli-bucket'])
+    const name = `cli-made-${uid()}` // the file runs on both edges against one stack
+    const res = await lhbox(['warehouse', 'create', name, '--bucket', 'cli-bucket'])
     expect(res.code).toBe(0)
-    expect(res.stdout).toMatch(/^created warehouse cli-made \(wh_[0-9a-f]{16}\)/)
+    expect(res.stdout).toMatch(new RegExp(String.raw`^created warehouse ${name} \(wh_[0-9a-f]{16}\)`))
   })
 
   it('prints the error code and message and exits non-zero', async () => {

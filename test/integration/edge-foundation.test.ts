@@ -1,7 +1,11 @@
 // The edge skeleton through real workerd: envelope, healthz, API-key auth, levels, projects, warehouses.
 import pg from 'pg'
 import { describe, expect, it, beforeAll, afterAll } from 'vitest'
+import { uid } from '../support/sinks.ts'
 import { call, expectError, newApiKey, secretOf, stack } from '../support/stack.ts'
+
+/** Projects of this run's own: the file runs on both edges against one stack. */
+const RUN = uid()
 
 describe('the error envelope', () => {
   it('answers unknown routes with 404 not_found', async () => {
@@ -105,7 +109,7 @@ describe('warehouses', () => {
   })
 
   it('creates one per name and project: 201, then 409 warehouse_exists', async () => {
-    const key = await newApiKey('admin', 'wh-project')
+    const key = await newApiKey('admin', `wh-project-${RUN}`)
     const body = {
       name: 'lake',
       catalog: { type: 'rest', uri: 'http://127.0.0.1:1/catalog', warehouse: 'w1', token: 'secret-token' },
@@ -126,8 +130,8 @@ describe('warehouses', () => {
   })
 
   it('keeps projects apart', async () => {
-    const a = await newApiKey('admin', 'iso-a')
-    const b = await newApiKey('admin', 'iso-b')
+    const a = await newApiKey('admin', `iso-a-${RUN}`)
+    const b = await newApiKey('admin', `iso-b-${RUN}`)
     expect((await call('/v1/warehouses', { key: a, json: { name: 'only-a' } })).status).toBe(201)
     const listB = await call('/v1/warehouses', { key: b })
     expect(listB.body.warehouses.map((w: { name: string }) => w.name)).not.toContain('only-a')

@@ -80,9 +80,9 @@ describe('GET /v1/sinks/{id}/rejects', () => {
     expectError(await rejects(`?cursor=${btoa('{"batch":"a","line":-1}')}`), 400, 'invalid_request')
   })
 
-  it('levels and projects: a read key looks; a send key, no key or another project’s key is refused', async () => {
+  it('levels and projects: a read key looks; a send key (403 send_only), no key or another project’s key is refused', async () => {
     expect((await rejects('', await newApiKey('read'))).status).toBe(200)
-    expect((await rejects('', sink.sendKey)).status).toBe(401)
+    expectError(await rejects('', sink.sendKey), 403, 'send_only')
     expect((await call(`/v1/sinks/${sink.id}/rejects`)).status).toBe(401)
     expectError(await rejects('', (await newProject()).key), 404, 'sink_not_found')
     expectError(await call('/v1/sinks/snk_000000000000/rejects', { key: stack().adminKey }), 404, 'sink_not_found')
@@ -104,6 +104,6 @@ describe('lhbox sink rejects', () => {
     expect(raw.stdout.trim()).toBe((await rejects()).text)
     expect(raw.stdout).toContain('"row":{"x":12345678901234567890123}')
     const more = await lhbox(['sink', 'rejects', sink.name, '--limit', '1'])
-    expect(more.stdout).toMatch(/\nmore: lhbox sink rejects \S+ --cursor \S+$/)
+    expect(more.stdout.trim()).toMatch(/\nmore: lhbox sink rejects \S+ --cursor \S+$/)
   })
 })
