@@ -35,9 +35,11 @@ export async function rejects(conn: Connection, ref: string | undefined, flags: 
   if (flags.json) return text
   // For the table only: the roller's fields, never the rows, are shown.
   const page = JSON.parse(text) as { rejects: RejectLine[]; next_cursor: string | null }
+  // The same filters, from where this page ended.
+  const filters = ['reason', 'batch-id', 'limit'].flatMap((f) => (typeof flags[f] === 'string' ? [` --${f} ${flags[f]}`] : [])).join('')
+  const more = page.next_cursor ? `more: lhbox sink rejects ${ref} --cursor ${page.next_cursor}${filters}` : ''
   if (page.rejects.length === 0)
-    return `no rejected rows${flags.reason ? ` with reason ${flags.reason}` : ''} in sink ${ref}${page.next_cursor ? ` on this page (more: --cursor ${page.next_cursor})` : ''}`
+    return [`no rejected rows${filters ? ` matching${filters}` : ''} in sink ${ref}${more ? ' on this page' : ''}`, more].filter(Boolean).join('\n')
   const rows = page.rejects.map((r) => ({ ...r, got: r.got ?? r.error }))
-  const more = page.next_cursor ? `\nmore: lhbox sink rejects ${ref} --cursor ${page.next_cursor}${flags.reason ? ` --reason ${flags.reason}` : ''}` : ''
-  return table(rows, ['batch_id', 'index', 'reason', 'field', 'expected', 'got']) + more
+  return [table(rows, ['batch_id', 'index', 'reason', 'field', 'expected', 'got']), more].filter(Boolean).join('\n')
 }

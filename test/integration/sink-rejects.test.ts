@@ -103,7 +103,11 @@ describe('lhbox sink rejects', () => {
     expect(raw.code, raw.stderr).toBe(0)
     expect(raw.stdout.trim()).toBe((await rejects()).text)
     expect(raw.stdout).toContain('"row":{"x":12345678901234567890123}')
-    const more = await lhbox(['sink', 'rejects', sink.name, '--limit', '1'])
-    expect(more.stdout.trim()).toMatch(/\nmore: lhbox sink rejects \S+ --cursor \S+$/)
+    const more = await lhbox(['sink', 'rejects', sink.name, '--limit', '1', '--reason', 'type_mismatch'])
+    const hint = /\nmore: (lhbox sink rejects .+)$/.exec(more.stdout.trim())
+    expect(hint?.[1]).toMatch(/^lhbox sink rejects \S+ --cursor \S+ --reason type_mismatch --limit 1$/)
+    // The hint, run as printed, gives the next page.
+    const next = await lhbox(hint![1].split(' ').slice(1))
+    expect(next.stdout.split('\n')[1].split(/\s+/).slice(0, 3)).toEqual(['batch-a', '2', 'type_mismatch'])
   })
 })
