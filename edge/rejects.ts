@@ -1,6 +1,7 @@
 // A sink's rejected rows, a page at a time, across its rejects files (GET /v1/sinks/{id}/rejects):
 // files in key order, lines in file order. Each line goes out as the roller wrote it, the producer's
 // row included byte for byte (contract/rejects.ts); only the roller's head is parsed, to filter.
+import { decodeBase64Url, encodeBase64Url } from 'hono/utils/encode'
 import * as v from 'valibot'
 import { rejectsKey, rejectsPrefix } from '../contract/bucket.ts'
 import { hasReason, rejectHead } from '../contract/rejects.ts'
@@ -33,17 +34,12 @@ const BYTES_PER_PAGE = 32 * 1024 * 1024
 const Cursor = v.strictObject({ batch: v.pipe(v.string(), v.minLength(1)), line: v.pipe(v.number(), v.integer(), v.minValue(0)) })
 
 /** base64url of the cursor's JSON (UTF-8): opaque to a client, which gives it back unchanged. */
-export const encodeCursor = (c: RejectsCursor): string =>
-  btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(c))))
-    .replaceAll('+', '-')
-    .replaceAll('/', '_')
-    .replaceAll('=', '')
+export const encodeCursor = (c: RejectsCursor): string => encodeBase64Url(new TextEncoder().encode(JSON.stringify(c)).buffer).replace(/=+$/, '')
 
 /** The cursor a page gave; 400 invalid_request for anything else. */
 export function decodeCursor(text: string): RejectsCursor {
   try {
-    const bytes = Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (ch) => ch.charCodeAt(0))
-    const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+    const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(decodeBase64Url(text)))
     if (v.is(Cursor, parsed)) return parsed
   } catch {
     // not base64, or not JSON: answered below

@@ -4,7 +4,9 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { lhbox } from '../support/cli.ts'
 import { tickInProcess } from '../support/roller.ts'
-import { newProject, newSink, send, type Sink } from '../support/sinks.ts'
+import { rejectsKey } from '../../contract/bucket.ts'
+import { rejectLine } from '../../roller/rejects.ts'
+import { bucket, newProject, newSink, send, type Sink } from '../support/sinks.ts'
 import { call, expectError, newApiKey, stack } from '../support/stack.ts'
 
 let sink: Sink
@@ -76,6 +78,7 @@ describe('GET /v1/sinks/{id}/rejects', () => {
     expectError(await rejects('?reason=bad_mood'), 400, 'invalid_request')
     expectError(await rejects('?limit=0'), 400, 'invalid_request')
     expectError(await rejects('?limit=1001'), 400, 'invalid_request')
+    expectError(await rejects('?batch_id=a%20b'), 400, 'invalid_request')
     expectError(await rejects('?cursor=not-a-cursor'), 400, 'invalid_request')
     expectError(await rejects(`?cursor=${btoa('{"batch":"a","line":-1}')}`), 400, 'invalid_request')
   })
@@ -86,6 +89,28 @@ describe('GET /v1/sinks/{id}/rejects', () => {
     expect((await call(`/v1/sinks/${sink.id}/rejects`)).status).toBe(401)
     expectError(await rejects('', (await newProject()).key), 404, 'sink_not_found')
     expectError(await call('/v1/sinks/snk_000000000000/rejects', { key: stack().adminKey }), 404, 'sink_not_found')
+  })
+})
+
+describe('a filter that matches little', () => {
+  it('reads at most 200 files a request: a short page with a cursor, and the match on a later page', async () => {
+    const other = await newSink(stack().adminKey)
+    // 205 rejects files as the roller writes them; only the last (in key order) holds a key_null row.
+    const files = Array.from({ length: 205 }, (_, i) => `f${String(i).padStart(3, '0')}`)
+    for (let i = 0; i < files.length; i += 25) {
+      await Promise.all(
+        files.slice(i, i + 25).map((b) => {
+          const reason = b === 'f204' ? 'key_null' : 'type_mismatch'
+          return bucket().put(rejectsKey(other.id, b), `${rejectLine(b, 0, 0, [{ reason, field: 'x' }], '{"x":null}')}\n`)
+        }),
+      )
+    }
+    const first = await call(`/v1/sinks/${other.id}/rejects?reason=key_null`, { key: stack().adminKey })
+    expect(first.body.rejects).toEqual([])
+    expect(first.body.next_cursor).toEqual(expect.any(String))
+    const second = await call(`/v1/sinks/${other.id}/rejects?reason=key_null&cursor=${first.body.next_cursor}`, { key: stack().adminKey })
+    expect(second.body.rejects.map((r: any) => r.batch_id)).toEqual(['f204'])
+    expect(second.body.next_cursor).toBeNull()
   })
 })
 
