@@ -43,5 +43,11 @@ export function rejectHead(line: string): RejectHead | null {
   }
 }
 
+/** The producer's row of a line, exactly as sent; null when the line is not one the roller wrote. */
+export function rejectRow(line: string): string | null {
+  const at = line.indexOf(ROW)
+  return at < 0 || !line.endsWith('}') ? null : line.slice(at + ROW.length, -1)
+}
+
 /** Whether a line is rejected for `reason`: its first problem's or any other of its problems. */
 export const hasReason = (head: RejectHead, reason: string): boolean => head.reason === reason || (head.problems ?? []).some((p) => p.reason === reason)

@@ -64,6 +64,7 @@ try {
   console.log(`  LHBOX_URL=${stack.apiUrl}`)
   console.log(`  LHBOX_API_KEY=${apiKey}   (admin, project "default")`)
   console.log(`  LHBOX_WAREHOUSE=${warehouse}`)
+  console.log(`\n  console: ${stack.apiUrl}/console    # sign in with the LHBOX_API_KEY above`)
   console.log(`\n  source ${envFile}    # then: npx lhbox warehouse list`)
   console.log('  Ctrl-C stops everything; the data stays for the next start.')
 } catch (err) {

@@ -7,6 +7,7 @@ import { workerDatabase, type OpenDatabase, type Opened } from './database.ts'
 import type { AppEnv } from './env.ts'
 import { deviceRoutes } from './devices/route.ts'
 import { ApiError, bucketFailure, catalogFailure, databaseFailure, envelope, unavailable } from './errors.ts'
+import { consoleRoutes } from './console/route.tsx'
 import { connectionRoutes } from './routes/connection.ts'
 import { openapi } from './openapi.ts'
 import { health } from './routes/health.ts'
@@ -84,6 +85,7 @@ export function createApp(open: OpenDatabase = workerDatabase) {
   app.route('/', usageRoutes)
   app.route('/', connectionRoutes)
   app.route('/', internalRoutes)
+  app.route('/', consoleRoutes)
 
   // A path the app serves, asked with a method it does not serve: 405 with Allow (RFC 9110 §15.5.6).
   app.notFound((c) => {

@@ -65,9 +65,9 @@ export const UpdateSink = v.strictObject({
   files: v.optional(FilesFeedPatch),
 })
 
-const origin = (c: Context) => new URL(c.req.url).origin
+export const origin = (c: Context) => new URL(c.req.url).origin
 
-async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> {
+export async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> {
   const db = await c.var.db()
   // Text that is neither an id nor a name (a NUL, say, which Postgres refuses) names no sink.
   const [row] = v.is(SINK_REF, idOrName) ? await selectSinks(db, WHERE.one, [c.var.principal.projectId, idOrName]) : []
@@ -77,7 +77,8 @@ async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> 
 }
 
 /** The sink's warehouse bucket, where its batches and rejects are. */
-const sinkBucket = (c: Context<AppEnv>, row: SinkRow) => bucketClient(c.env, { bucket: row.bucket, endpoint: row.bucket_endpoint, region: row.bucket_region })
+export const sinkBucket = (c: Context<AppEnv>, row: SinkRow) =>
+  bucketClient(c.env, { bucket: row.bucket, endpoint: row.bucket_endpoint, region: row.bucket_region })
 
 /** GET /v1/sinks/{id}/rejects */
 export const RejectsQuery = v.object({

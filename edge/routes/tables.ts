@@ -76,14 +76,14 @@ export const DocumentTable = v.object({
   columns: v.optional(record(v.string(), v.string())),
 })
 
-async function catalogOf(c: Context<AppEnv>, warehouse: string): Promise<{ catalog: Catalog; w: WarehouseRow }> {
+export async function catalogOf(c: Context<AppEnv>, warehouse: string): Promise<{ catalog: Catalog; w: WarehouseRow }> {
   const db = await c.var.db()
   const w = await warehouseByName(db, c.var.principal.projectId, warehouse)
   return { catalog: await catalogFor(c.env, db, w), w }
 }
 
 /** {warehouse}.{namespace}.{table} → its parts (the namespace may have several levels). */
-function parseTablePath(path: string): { warehouse: string; namespace: string[]; name: string } {
+export function parseTablePath(path: string): { warehouse: string; namespace: string[]; name: string } {
   const parts = path.split('.')
   if (parts.length < 3 || !parts.every((p) => v.is(TABLE_PART, p)))
     throw new ApiError(400, 'invalid_request', 'give the table as <warehouse>.<namespace>.<table>')

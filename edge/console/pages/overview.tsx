@@ -1,0 +1,114 @@
+// The overview: the project's warehouses and every live sink with its state, lag against its policy,
+// last roll, the last day's rejects, and rows committed per roll over the day.
+import type { sinkView } from '../../sink-view.ts'
+import type { storageView } from '../../storage.ts'
+import { Sparkline } from '../charts.tsx'
+import { noRolls, type RollBins } from '../data.ts'
+import { ago, bytes, count, duration, lagState } from '../format.ts'
+import { sinkHref, tableHref } from '../links.ts'
+
+type SinkView = ReturnType<typeof sinkView>
+
+export interface WarehouseLine {
+  name: string
+  bucket: string
+  catalog: string
+  maintenance: string
+  storage: ReturnType<typeof storageView>
+}
+
+export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]; bins: Map<string, RollBins>; now: number }) {
+  const { warehouses, sinks, bins, now } = props
+  return (
+    <section>
+      <h1>Overview</h1>
+      <h2>Warehouses</h2>
+      {warehouses.length === 0 ? (
+        <p class="empty">No warehouse yet: create one with lhbox warehouse create.</p>
+      ) : (
+        <div class="scroll">
+          <table class="list" id="warehouses">
+            <thead>
+              <tr>
+                <th>Warehouse</th>
+                <th>Bucket</th>
+                <th>Catalog</th>
+                <th>Maintenance</th>
+                <th class="num">Stored</th>
+                <th>Measured</th>
+              </tr>
+            </thead>
+            <tbody>
+              {warehouses.map((w) => (
+                <tr>
+                  <td>{w.name}</td>
+                  <td>{w.bucket}</td>
+                  <td>{w.catalog}</td>
+                  <td>{w.maintenance}</td>
+                  <td class="num">{bytes(w.storage.bytes)}</td>
+                  <td>{ago(w.storage.measured_at, now)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <h2>Sinks</h2>
+      {sinks.length === 0 ? (
+        <p class="empty">No sink yet: create one with lhbox sink create NAME --table NS.TABLE.</p>
+      ) : (
+        <div class="scroll">
+          <table class="list" id="sinks">
+            <thead>
+              <tr>
+                <th>Sink</th>
+                <th>Table</th>
+                <th>State</th>
+                <th class="num">Waiting</th>
+                <th class="num">Behind</th>
+                <th>Last roll</th>
+                <th class="num">Rejects 24 h</th>
+                <th>Rows per roll, 24 h</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sinks.map((s) => {
+                const day = bins.get(s.id) ?? noRolls()
+                const rejected = day.rejected.reduce((a, b) => a + b, 0)
+                const lag = lagState(s.lag.seconds_behind, s.roll.roll_seconds)
+                return (
+                  <tr data-sink={s.id}>
+                    <td>
+                      <a href={sinkHref(s.id)}>{s.name}</a>
+                    </td>
+                    <td>
+                      <a href={tableHref(s.warehouse, s.table)}>
+                        {s.warehouse}.{s.table}
+                      </a>
+                    </td>
+                    <td>
+                      <span class={`state ${s.state}`}>{s.state}</span>
+                      {s.disabled_reason ? <span class="reason"> {s.disabled_reason}</span> : null}
+                      {s.last_error ? <span class="state error"> {s.last_error.code}</span> : null}
+                    </td>
+                    <td class="num">
+                      {count(s.lag.batches_waiting)} · {bytes(s.lag.bytes_waiting)}
+                    </td>
+                    <td class={`num lag ${lag}`} title={`roll_seconds ${s.roll.roll_seconds}`}>
+                      {duration(s.lag.seconds_behind)}
+                    </td>
+                    <td>{s.last_roll ? `${ago(s.last_roll.at, now)} · ${count(s.last_roll.rows)} rows` : 'never'}</td>
+                    <td class={rejected > 0 ? 'num warn' : 'num'}>{count(rejected)}</td>
+                    <td>
+                      <Sparkline values={day.rows} label={`rows committed per half hour, last 24 h: ${count(day.rows.reduce((a, b) => a + b, 0))} in all`} />
+                    </td>
+                  </tr>
+                )
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  )
+}
