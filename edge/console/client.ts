@@ -80,8 +80,9 @@ export const CLIENT_JS = String.raw`'use strict';
     say('action-status', 'working…');
     call(form.dataset.action, form.dataset.path, form.dataset.action === 'PATCH' ? bodyOf(form) : undefined).then(function (res) {
       if (!res.ok) return problem(res).then(function (m) { say('action-status', 'Refused: ' + m); });
-      if (form.dataset.then) location.hash = form.dataset.then;
-      return show();
+      // A new hash shows its view on hashchange; the same one is shown again here.
+      if (form.dataset.then && location.hash !== form.dataset.then) location.hash = form.dataset.then;
+      else return show();
     }, function (err) { say('action-status', 'Not sent: ' + err.message); });
   }
 

@@ -78,5 +78,11 @@ ol.rows code { white-space: pre; }
   #who { display: none; }
   dl.card { grid-template-columns: 1fr; }
   dl.card dd { margin-bottom: 6px; }
+  /* A list of sinks or warehouses becomes one card per row, each cell with its column's name. */
+  table.stack thead { display: none; }
+  table.stack tr { display: block; padding: 6px 0; border-bottom: 1px solid var(--line); }
+  table.stack tr:last-child { border-bottom: 0; }
+  table.stack td { display: flex; justify-content: space-between; gap: 12px; padding: 2px 10px; border: 0; white-space: normal; }
+  table.stack td::before { content: attr(data-label); color: var(--muted); font-weight: 600; }
 }
 `

@@ -27,7 +27,7 @@ export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]
         <p class="empty">No warehouse yet: create one with lhbox warehouse create.</p>
       ) : (
         <div class="scroll">
-          <table class="list" id="warehouses">
+          <table class="list stack" id="warehouses">
             <thead>
               <tr>
                 <th>Warehouse</th>
@@ -41,12 +41,14 @@ export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]
             <tbody>
               {warehouses.map((w) => (
                 <tr>
-                  <td>{w.name}</td>
-                  <td>{w.bucket}</td>
-                  <td>{w.catalog}</td>
-                  <td>{w.maintenance}</td>
-                  <td class="num">{bytes(w.storage.bytes)}</td>
-                  <td>{ago(w.storage.measured_at, now)}</td>
+                  <td data-label="Warehouse">{w.name}</td>
+                  <td data-label="Bucket">{w.bucket}</td>
+                  <td data-label="Catalog">{w.catalog}</td>
+                  <td data-label="Maintenance">{w.maintenance}</td>
+                  <td data-label="Stored" class="num">
+                    {bytes(w.storage.bytes)}
+                  </td>
+                  <td data-label="Measured">{ago(w.storage.measured_at, now)}</td>
                 </tr>
               ))}
             </tbody>
@@ -58,7 +60,7 @@ export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]
         <p class="empty">No sink yet: create one with lhbox sink create NAME --table NS.TABLE.</p>
       ) : (
         <div class="scroll">
-          <table class="list" id="sinks">
+          <table class="list stack" id="sinks">
             <thead>
               <tr>
                 <th>Sink</th>
@@ -78,28 +80,30 @@ export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]
                 const lag = lagState(s.lag.seconds_behind, s.roll.roll_seconds)
                 return (
                   <tr data-sink={s.id}>
-                    <td>
+                    <td data-label="Sink">
                       <a href={sinkHref(s.id)}>{s.name}</a>
                     </td>
-                    <td>
+                    <td data-label="Table">
                       <a href={tableHref(s.warehouse, s.table)}>
                         {s.warehouse}.{s.table}
                       </a>
                     </td>
-                    <td>
+                    <td data-label="State">
                       <span class={`state ${s.state}`}>{s.state}</span>
                       {s.disabled_reason ? <span class="reason"> {s.disabled_reason}</span> : null}
                       {s.last_error ? <span class="state error"> {s.last_error.code}</span> : null}
                     </td>
-                    <td class="num">
+                    <td data-label="Waiting" class="num">
                       {count(s.lag.batches_waiting)} · {bytes(s.lag.bytes_waiting)}
                     </td>
-                    <td class={`num lag ${lag}`} title={`roll_seconds ${s.roll.roll_seconds}`}>
+                    <td data-label="Behind" class={`num lag ${lag}`} title={`roll_seconds ${s.roll.roll_seconds}`}>
                       {duration(s.lag.seconds_behind)}
                     </td>
-                    <td>{s.last_roll ? `${ago(s.last_roll.at, now)} · ${count(s.last_roll.rows)} rows` : 'never'}</td>
-                    <td class={rejected > 0 ? 'num warn' : 'num'}>{count(rejected)}</td>
-                    <td>
+                    <td data-label="Last roll">{s.last_roll ? `${ago(s.last_roll.at, now)} · ${count(s.last_roll.rows)} rows` : 'never'}</td>
+                    <td data-label="Rejects 24 h" class={rejected > 0 ? 'num warn' : 'num'}>
+                      {count(rejected)}
+                    </td>
+                    <td data-label="Rows per roll">
                       <Sparkline values={day.rows} label={`rows committed per half hour, last 24 h: ${count(day.rows.reduce((a, b) => a + b, 0))} in all`} />
                     </td>
                   </tr>

@@ -1,0 +1,5 @@
+// console.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../console.test.ts')
