@@ -87,7 +87,7 @@ export async function runBench(b: Bench, body: () => Promise<void>): Promise<voi
   }
 }
 
-function loadText(l: number[] = os.loadavg()): string {
+export function loadText(l: number[] = os.loadavg()): string {
   return `${l.map((x) => x.toFixed(2)).join(' ')} (1/5/15 min) on ${os.availableParallelism()} cores`
 }
 
@@ -196,7 +196,7 @@ interface ReadBackCheck {
  * exactly the expected rows and sums; throws, naming every difference, otherwise.
  * Answers one line per table for the log.
  */
-async function readBack(catalogArgs: string[], checks: ReadBackCheck[]): Promise<string[]> {
+export async function readBack(catalogArgs: string[], checks: ReadBackCheck[]): Promise<string[]> {
   const sums = [...new Set(checks.flatMap((c) => Object.keys(c.expected.sums)))]
   const distinct = [...new Set(checks.flatMap((c) => Object.keys(c.expected.distinct ?? {})))]
   const args = [
@@ -414,9 +414,9 @@ export interface RollerRun extends Measured {
   rollCpuSeconds: number
 }
 
-/** One `roller/main.ts tick --force --sink <id>` (the `npm run roller -- tick --force` path), measured. */
-export async function rollerTick(b: BenchStack, sinkId: string, opts: { nodeFlags?: string[]; timeoutMs?: number } = {}): Promise<RollerRun> {
-  const { cmd, args } = rollerCommand(['tick', '--force', '--sink', sinkId])
+/** One `roller/main.ts tick --force --sink <id>` (the `npm run roller -- tick --force` path; every sink for null), measured. */
+export async function rollerTick(b: BenchStack, sinkId: string | null, opts: { nodeFlags?: string[]; timeoutMs?: number } = {}): Promise<RollerRun> {
+  const { cmd, args } = rollerCommand(['tick', '--force', ...(sinkId ? ['--sink', sinkId] : [])])
   const env = {
     ...process.env,
     LHBOX_URL: b.stack.apiUrl,
@@ -426,7 +426,7 @@ export async function rollerTick(b: BenchStack, sinkId: string, opts: { nodeFlag
     S3_SECRET_ACCESS_KEY: b.stack.s3.secretAccessKey,
     LHBOX_ROLLER_ID: `bench-${process.pid}`,
   }
-  const run = await measured(cmd, [...(opts.nodeFlags ?? []), ...args], { env, timeoutMs: opts.timeoutMs ?? 15 * 60_000, what: `roller tick (sink ${sinkId})` })
+  const run = await measured(cmd, [...(opts.nodeFlags ?? []), ...args], { env, timeoutMs: opts.timeoutMs ?? 15 * 60_000, what: `roller tick (${sinkId ? `sink ${sinkId}` : 'every sink'})` })
   const logs = jsonLines(run.stdout)
   const failed = logs.find((l) => l.level === 'error')
   if (failed) throw new Error(`roller tick: ${failed.msg}: ${failed.error ?? ''}\n${run.stdout.slice(-3000)}`)

@@ -55,6 +55,9 @@ describe('the views', () => {
     const page = await view(`/sinks/${sink.id}`, read)
     expect(page.status).toBe(200)
     expect(page.text).toContain('id="rolls"')
+    // The roll in the last day's chart: one good row committed, one rejected.
+    expect(page.text).toContain('rows (max 1)')
+    expect(page.text).toContain('rejected (max 1)')
     expect(page.text).not.toContain('id="actions"')
     const rejects = await view(`/sinks/${sink.id}/rejects?reason=type_mismatch`, read)
     expect(rejects.status).toBe(200)
