@@ -104,6 +104,9 @@ export const CLIENT_JS = String.raw`'use strict';
   });
 
   document.addEventListener('click', function (e) {
+    // A link to the page already shown fetches it again (no hashchange): how a view is refreshed.
+    var a = e.target.closest('a[href^="#"]');
+    if (a && a.getAttribute('href') === (location.hash || '#/')) { e.preventDefault(); show(); return; }
     var t = e.target.closest('[data-copy], #sign-out');
     if (!t) return;
     if (t.id === 'sign-out') return signIn('Signed out.');

@@ -67,7 +67,8 @@ function startDev(): { proc: ChildProcess; ready: Promise<string> } {
   const ready = new Promise<string>((resolve, reject) => {
     proc.stdout!.on('data', (chunk) => {
       out += chunk
-      if (/LHBOX_API_KEY=/.test(out)) resolve(out)
+      // The console's address is the last thing printed before the stack is ready.
+      if (/console: \S+\/console/.test(out)) resolve(out)
     })
     proc.stderr!.on('data', (chunk) => (out += chunk))
     proc.once('exit', (code) => reject(new Error(`npm run dev exited ${code}:\n${out}`)))
@@ -144,6 +145,12 @@ describe('npm run dev', () => {
       'S3_SECRET_ACCESS_KEY',
     ])
     expect((await fetch(`${env.LHBOX_URL}/healthz`)).status).toBe(200)
+    // The console it prints opens, and the printed key signs in to it (the overview view).
+    expect(out).toContain(`console: ${env.LHBOX_URL}/console`)
+    expect((await fetch(`${env.LHBOX_URL}/console`)).headers.get('content-type')).toMatch(/^text\/html/)
+    const overview = await fetch(`${env.LHBOX_URL}/console/f/overview`, { headers: { authorization: `Bearer ${env.LHBOX_API_KEY}` } })
+    expect(overview.status).toBe(200)
+    expect(await overview.text()).toContain('<td data-label="Warehouse">default</td>')
     const list = await fetch(`${env.LHBOX_URL}/v1/warehouses`, { headers: { authorization: `Bearer ${env.LHBOX_API_KEY}` } })
     expect(((await list.json()) as { warehouses: { name: string }[] }).warehouses.map((w) => w.name)).toEqual(['default'])
 

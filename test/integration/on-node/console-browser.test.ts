@@ -1,0 +1,5 @@
+// console-browser.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../console-browser.test.ts')
