@@ -42,7 +42,8 @@ const USAGE = `lhbox <command> [options]
                                  done (LHBOX_DEDUPE_POLL_MS, default 2000; LHBOX_DEDUPE_TIMEOUT_MS,
                                  default 900000)
   sink list [<warehouse>]        [--all]  (--all includes deleted sinks)
-  sink get <sink>                state, policy, mapping, lag, received, last roll, rejects, dedupe
+  sink get <sink>                state, policy, mapping, lag, received, last roll, rejects, dedupe,
+                                 the last maintenance sweep and the next
   sink delete <sink>             [--discard-pending]  refused while batches wait unless given
   sink send [<sink>] <file|->    (--send-key-file FILE | --send-key KEY | LHBOX_SEND_KEY)
                                  [--batch-id ID]  posts the JSON array's bytes unchanged; a

@@ -95,6 +95,35 @@ export type SinkView = v.InferOutput<typeof SinkView>
 export const SinkList = v.object({ sinks: v.array(SinkView), enabled: v.optional(v.boolean(), true) })
 export type SinkList = v.InferOutput<typeof SinkList>
 
+/** A count a sweep reports. */
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0))
+const Rfc3339 = v.pipe(v.string(), v.isoTimestamp('times are RFC 3339'))
+
+/**
+ * The end of one sink's maintenance sweep (roller/maintain.ts), sent with the report that releases its
+ * lease: when it ended, when the next is due (the roller's LHBOX_MAINTENANCE_HOURS on), what it did,
+ * and for a failed sweep why (the counts are then those of the steps that finished: their commits
+ * stand). GET /v1/sinks shows it as maintenance.last.
+ */
+export const MaintenanceSweep = v.object({
+  at: Rfc3339,
+  next_at: Rfc3339,
+  snapshots_expired: Count,
+  files_compacted: Count,
+  bytes_compacted: Count,
+  /** Data manifests the rewrite replaced, and the manifests it wrote. */
+  manifests_rewritten: Count,
+  manifests_created: Count,
+  /** Files no retained snapshot reaches any more, deleted. */
+  files_deleted: Count,
+  bytes_deleted: Count,
+  seconds: v.pipe(v.number(), v.minValue(0)),
+  // No NUL: Postgres refuses it in jsonb, and bad input is a 400, never a 500.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here
+  error: v.optional(v.pipe(v.string(), v.maxLength(1000), v.regex(/^[^\u0000]*$/, 'error may not contain U+0000 (NUL)'))),
+})
+export type MaintenanceSweep = v.InferOutput<typeof MaintenanceSweep>
+
 /** POST /internal/sinks/{id}/roll: what a roll did. */
 export const RollReport = v.object({
   roller: v.string(),
@@ -134,8 +163,13 @@ export const RollReport = v.object({
   ),
   /** Release the lease (false: a dedupe runs next under the same lease and its report releases it). */
   release: v.optional(v.boolean(), true),
-  /** `maintenance`: the end of a sweep, which only releases the lease (nothing else may be reported; not a roll). */
+  /**
+   * `maintenance`: the end of a sweep, which releases the lease and may say what the sweep did
+   * (`maintenance`); nothing a roll reports may come with it, and it is never taken for a roll.
+   */
   purpose: v.optional(LeasePurpose, 'roll'),
+  /** The sweep's end (purpose `maintenance` only; a roll's report carrying it is refused). */
+  maintenance: v.optional(MaintenanceSweep),
 })
 /** The report as the roller writes it. */
 export type RollReport = v.InferInput<typeof RollReport>

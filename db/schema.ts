@@ -98,6 +98,9 @@ export const sinks = pgTable(
     feedRunRequestedAt: timestamp('feed_run_requested_at', { withTimezone: true, mode: 'string', precision: 3 }),
     // The last run as the roller reported it: {run_id, at, rows, seconds, error}.
     feedLastRun: jsonb('feed_last_run'),
+    // The last maintenance sweep of the sink's table as the roller reported it (contract/internal.ts
+    // MaintenanceSweep: {at, next_at, the counts, seconds, error?}); null before the first.
+    maintenanceLast: jsonb('maintenance_last'),
     createdAt: createdAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
   },

@@ -109,6 +109,35 @@ const LAST_RUN = orNull(
 )
 const SCHEDULE = { every_seconds: INTEGER, next_run_at: orNull(TIME), last_run: LAST_RUN }
 
+/** The last maintenance sweep of a sink's table (contract/internal.ts MaintenanceSweep) and the next. */
+const MAINTENANCE = {
+  ...object({
+    last: orNull(
+      object(
+        {
+          at: TIME,
+          next_at: TIME,
+          snapshots_expired: INTEGER,
+          files_compacted: INTEGER,
+          bytes_compacted: INTEGER,
+          manifests_rewritten: INTEGER,
+          manifests_created: INTEGER,
+          files_deleted: INTEGER,
+          bytes_deleted: INTEGER,
+          seconds: NUMBER,
+          error: { type: 'string', description: 'Why the sweep failed; the counts are those of the steps that finished' },
+        },
+        ['error'],
+      ),
+    ),
+    next_at: {
+      ...orNull(TIME),
+      description: 'When the next sweep is due; null before the first, for a deleted sink, or where the warehouse says maintenance off',
+    },
+  }),
+  description: 'The roller’s maintenance sweep (expire, compact, rewrite manifests, delete unreachable files): the last one and the next',
+}
+
 export const SINK = object(
   {
     id: { type: 'string', pattern: '^snk_[0-9a-f]+$' },
@@ -133,6 +162,7 @@ export const SINK = object(
     },
     rejects: object({ rows_total: NUMBER, batches_with_rejects: NUMBER, last_at: orNull(TIME), prefix: STRING }),
     dedupe: object({ requested_at: orNull(TIME), last: orNull(OBJECT) }),
+    maintenance: MAINTENANCE,
     kind: { enum: ['send', 'sql', 'files'], description: 'A send sink has producers; a sql or files sink is fed by the roller' },
     sql: { ...object({ query: STRING, ...SCHEDULE }), description: 'A scheduled SQL sink’s query and schedule' },
     files: { ...object({ prefix: STRING, pattern: orNull(STRING), ...SCHEDULE }), description: 'A files-to-rows sink’s rule and schedule' },

@@ -274,7 +274,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       },
     },
     get: {
-      summary: 'A sink: state, policy, lag, received, last roll, rejects, dedupe',
+      summary: 'A sink: state, policy, lag, received, last roll, rejects, dedupe, maintenance sweeps',
       auth: 'api_key',
       level: 'read',
       statuses: { 200: 'The sink', 404: SINK_NOT_FOUND },

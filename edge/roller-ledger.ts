@@ -88,7 +88,10 @@ export async function leaseSinks(
   return view.rows.map(withWarehouse)
 }
 
-/** The roller's report: consumed batches → committed; last roll, rejects, state, dedupe; lease released. */
+/**
+ * The roller's report: consumed batches → committed; last roll, rejects, state, dedupe; a sweep's end
+ * (maintenance_last, kept even if its lease was lost: the work was done); lease released.
+ */
 export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportBody): Promise<{ projectId: string; marked: number } | null> {
   const consumed = r.consumed.flatMap((c) => c.batch_ids.map((id) => ({ id, snapshot: c.snapshot_id })))
   const { rows } = await db.$client.query(
@@ -110,6 +113,7 @@ export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportB
          dedupe_requested_at = case when $6::jsonb is not null then null else s.dedupe_requested_at end,
          last_error = case when $11::jsonb is not null then $11::jsonb || jsonb_build_object('at', ${iso('now()')})
                            when $3::jsonb is not null then null else s.last_error end,
+         maintenance_last = coalesce($12::jsonb, s.maintenance_last),
          lease_owner = case when $7 and s.lease_owner = $8 then null else s.lease_owner end,
          lease_expires_at = case when $7 and s.lease_owner = $8 then null else s.lease_expires_at end
        where s.id = $1
@@ -133,6 +137,7 @@ export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportB
       r.roll_id,
       JSON.stringify({ repaired: r.repaired }),
       r.error ? JSON.stringify(r.error) : null,
+      r.maintenance ? JSON.stringify(r.maintenance) : null,
     ],
   )
   const row = rows[0]

@@ -1,5 +1,5 @@
 // What GET /v1/sinks[/{id}] answers: the sink, its policy, lag (ledger), received (usage), the last
-// roll and rejects (the roller's reports), dedupe.
+// roll and rejects (the roller's reports), dedupe, the last maintenance sweep and the next.
 import { rejectsPrefix } from '../contract/bucket.ts'
 import type { EdgeDb } from '../db/edge.ts'
 import { iso, LAG } from './ledger-sql.ts'
@@ -8,9 +8,9 @@ import { iso, LAG } from './ledger-sql.ts'
 const SELECT = `
 select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
        s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
-       ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last,
+       ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last, s.maintenance_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
-       w.name as warehouse, w.bucket, w.endpoint as bucket_endpoint, w.region as bucket_region,
+       w.name as warehouse, w.bucket, w.endpoint as bucket_endpoint, w.region as bucket_region, w.maintenance as warehouse_maintenance,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
        extract(epoch from (now() - lag.oldest))::float8 as lag_seconds,
        rcv.batches as rcv_batches, rcv.rows as rcv_rows, rcv.bytes as rcv_bytes, ${iso('last.at')} as rcv_last_at
@@ -64,11 +64,23 @@ export function sinkView(r: SinkRow, apiOrigin: string) {
     last_error: r.last_error ?? null,
     rejects: { ...rejects, prefix: `s3://${r.bucket}/${rejectsPrefix(r.id)}` },
     dedupe: { requested_at: r.dedupe_requested_at, last: r.dedupe_last },
+    maintenance: maintenanceView(r),
     kind: r.feed?.kind ?? 'send',
     ...feedView(r),
     created_at: r.created_at,
     deleted_at: r.deleted_at,
   }
+}
+
+/**
+ * The last maintenance sweep of the sink's table, as the roller reported it, and when the next is due
+ * (the roller said, at the last); none is due for a deleted sink or on a warehouse whose catalog
+ * maintains its tables itself (`maintenance: off`).
+ */
+function maintenanceView(r: SinkRow): { last: Record<string, unknown> | null; next_at: string | null } {
+  const last = r.maintenance_last ?? null
+  const swept = r.state !== 'deleted' && r.warehouse_maintenance === 'roller'
+  return { last, next_at: swept ? (last?.next_at ?? null) : null }
 }
 
 /** A feed sink's settings and schedule: `sql {query, …}` or `files {prefix, pattern, …}`, with next_run_at and last_run. */

@@ -7,6 +7,7 @@ import {
   RollAnswer,
   SinkList,
   type LeasePurpose,
+  type MaintenanceSweep,
   type MeasureQuery,
   type RollReport as Report,
   type SinksQuery,
@@ -56,9 +57,17 @@ export class EdgeApi {
     return (await this.request(SinkList, 'GET', `/internal/sinks?${new URLSearchParams(query)}`)).sinks
   }
 
-  /** Gives back a sweep's lease: a report of nothing, never recorded as a roll. */
-  async releaseMaintenance(sinkId: string, sweepId: string): Promise<void> {
-    await this.report(sinkId, { roller: this.config.rollerId, roll_id: sweepId, consumed: [], repaired: [], release: true, purpose: 'maintenance' })
+  /** Gives back a sweep's lease, with what the sweep did (`maintenance`): never recorded as a roll. */
+  async releaseMaintenance(sinkId: string, sweepId: string, maintenance?: MaintenanceSweep): Promise<void> {
+    await this.report(sinkId, {
+      roller: this.config.rollerId,
+      roll_id: sweepId,
+      consumed: [],
+      repaired: [],
+      release: true,
+      purpose: 'maintenance',
+      ...(maintenance ? { maintenance } : {}),
+    })
   }
 
   /** The roller's view of every sink not deleted (disabled ones too), no lease. */

@@ -10,7 +10,7 @@ import { errorText, type Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
 import { measureBucket, measureTables } from './measure.ts'
-import { maintainTable } from './maintain.ts'
+import { maintainTable, SweepFailed, sweepReport } from './maintain.ts'
 import { roll, type RollContext, type RollResult } from './roll.ts'
 import { FeedWaits, runFeed, type FeedRunReport } from './feeds/run.ts'
 import { ScanPool } from './scan-pool.ts'
@@ -218,21 +218,25 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         )
         renew.unref()
         const end = metrics.maintenanceDuration.startTimer()
+        // What the release reports (GET /v1/sinks/{id}: maintenance.last), a failed sweep's too.
+        let sweep: ReturnType<typeof sweepReport> | undefined
         try {
           const r = await maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry }, checkpoint)
           metrics.snapshotsExpired.inc(r.snapshotsExpired)
           metrics.filesDeleted.inc(r.filesDeleted)
           metrics.bytesCompacted.inc(r.bytesCompacted)
+          sweep = sweepReport(r, config.maintenance.everyHours)
           maintained++
         } catch (err) {
           failed++
           log.error('maintenance failed', { sink_id: leased.id, error: errorText(err) })
+          sweep = sweepReport(err instanceof SweepFailed ? err.done : null, config.maintenance.everyHours, err)
         } finally {
           end()
           clearInterval(renew)
           await renewing
           // A release that fails leaves the lease to expire: the sink's rolls wait at most one lease term.
-          await api.releaseMaintenance(leased.id, sweepId).catch((err) => slog.warn('the sweep could not release its lease', { error: errorText(err) }))
+          await api.releaseMaintenance(leased.id, sweepId, sweep).catch((err) => slog.warn('the sweep could not release its lease', { error: errorText(err) }))
         }
       }
       return { maintained, failed, skipped }

@@ -15,6 +15,7 @@ import { SEND_USAGE, sendBatch, type KeyFile } from './send.ts'
 import { FEED_FLAGS, FEED_USAGE, feedCreateFields, feedLines, feedUpdateFields, isFeed, needsKind, runNow, type FeedView } from './sink-feeds.ts'
 import { REJECTS_FLAGS, REJECTS_USAGE, rejects } from './sink-rejects.ts'
 import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
+import { maintenanceLines, type MaintenanceView } from './sink-maintenance.ts'
 
 export const SINK_FLAGS = {
   table: { type: 'string' },
@@ -40,7 +41,7 @@ export const SINK_FLAGS = {
 
 type Flags = Record<string, string | boolean | string[] | undefined>
 
-interface SinkView extends DeviceView, FeedView {
+interface SinkView extends DeviceView, FeedView, MaintenanceView {
   id: string
   name: string
   warehouse: string
@@ -148,6 +149,7 @@ function showSink(s: SinkView): string {
     `last roll  ${lastRoll}`,
     `rejects    ${rejects}`,
     ...(dedupe ? [`dedupe     ${dedupe}`] : []),
+    ...maintenanceLines(s),
     ...feedLines(s),
     `created    ${s.created_at}${s.deleted_at ? `; deleted ${s.deleted_at}` : ''}`,
   ]

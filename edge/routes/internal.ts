@@ -1,7 +1,7 @@
 // The roller's routes (bootstrap secret only; never served publicly):
 // GET /internal/sinks — the roller's view, and with ?roller= a lease of the due sinks (with
 // ?purpose=maintenance, of the sinks the sweep covers); POST /internal/sinks/{id}/roll — the roller's
-// report, or the release that ends a sweep; GET /internal/warehouses/measure and POST
+// report, or the release that ends a sweep (with what the sweep did); GET /internal/warehouses/measure and POST
 // /internal/warehouses/{id}/storage — the storage meter's lease and figure.
 import { Hono } from 'hono'
 import {
@@ -114,12 +114,19 @@ export const internalRoutes = new Hono<AppEnv>()
   })
   .post('/internal/sinks/:id/roll', async (c) => {
     const body = await jsonBody(c, RollReport)
-    // The end of a sweep only gives the lease back: it reports no roll, so it can never be taken for one.
+    // The end of a sweep gives the lease back and says what the sweep did: it reports no roll, so it
+    // can never be taken for one; and a roll's report never says a sweep happened.
     if (
       body.purpose === 'maintenance' &&
       (body.consumed.length || body.repaired.length || body.last_roll || body.rejects || body.disabled_reason || body.dedupe || body.feed_run || body.error)
     )
-      throw new ApiError(400, 'invalid_request', 'a maintenance report only releases the lease: it carries no batches, roll, rejects, state or dedupe')
+      throw new ApiError(
+        400,
+        'invalid_request',
+        'a maintenance report releases the lease and says what the sweep did: it carries no batches, roll, rejects, state or dedupe',
+      )
+    if (body.purpose === 'roll' && body.maintenance)
+      throw new ApiError(400, 'invalid_request', 'maintenance comes only with a maintenance report (purpose: maintenance), never with a roll')
     const db = await c.var.db()
     const result = await applyRollReport(db, c.req.param('id'), body)
     if (!result) throw new ApiError(404, 'sink_not_found', `no sink ${c.req.param('id')}`)

@@ -169,6 +169,8 @@ describe('lhbox sink, connect, usage', () => {
     expect(human.stdout).toMatch(/\nlag {8}1 batch \(\d+ B\) waiting, oldest /)
     expect(human.stdout).toContain('received   1 batch, 2 rows')
     expect(human.stdout).toContain('last roll  none yet')
+    expect(view.maintenance).toEqual({ last: null, next_at: null })
+    expect(human.stdout).toContain('\nsweeps     none yet\n')
     expect(human.stdout).toContain(`rejects    0 rows in 0 batches; s3://`)
     expect(human.stdout).toContain(`/_sink/${a.sink_id}/rejects/*.ndjson`)
     expect(human.stdout).toContain('policy     roll every 300 s or 64 MiB')

@@ -96,6 +96,38 @@ async function rollerView(sinkId: string): Promise<any> {
   return res.body.sinks[0]
 }
 
+/** GET /v1/sinks/{id}: the sink as its operator sees it. */
+async function sinkOf(sinkId: string): Promise<any> {
+  const res = await call(`/v1/sinks/${sinkId}`, { key: stack().adminKey })
+  expect(res.status, res.text).toBe(200)
+  return res.body
+}
+
+/** The sweep's own result (its `maintained` log line) in the report's names. */
+function reported(p: InProcess): Record<string, number> {
+  const done = p.logs.find((l) => l.msg === 'maintained')
+  expect(done, errorsOf(p)).toBeDefined()
+  return {
+    snapshots_expired: done!.snapshotsExpired,
+    files_compacted: done!.filesCompacted,
+    bytes_compacted: done!.bytesCompacted,
+    manifests_rewritten: done!.manifestsRewritten,
+    manifests_created: done!.manifestsCreated,
+    files_deleted: done!.filesDeleted,
+    bytes_deleted: done!.bytesDeleted,
+    seconds: done!.seconds,
+  }
+}
+
+/** at ≤ `to` and ≥ `from`; next_at `hours` after it; the sink's next_at is the report's. */
+function expectSweptBetween(maintenance: any, from: number, to: number, hours: number): void {
+  const at = Date.parse(maintenance.last.at)
+  expect(at).toBeGreaterThanOrEqual(from)
+  expect(at).toBeLessThanOrEqual(to)
+  expect(Date.parse(maintenance.last.next_at) - at).toBe(hours * HOUR)
+  expect(maintenance.next_at).toBe(maintenance.last.next_at)
+}
+
 /** The sink's audit events, oldest first. */
 async function auditOf(sinkId: string): Promise<Array<{ action: string; actor: string }>> {
   return (await db.query('select action, actor from audit_events where subject = $1 order by id', [sinkId])).rows
@@ -140,14 +172,25 @@ describe('the sweep takes the sink’s lease', () => {
     expect(before.snapshots).toHaveLength(4)
     expect(before.files).toHaveLength(4)
     const audited = await auditOf(sink.id)
+    expect((await sinkOf(sink.id)).maintenance).toEqual({ last: null, next_at: null })
 
     const m = inProcessRoller({ LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS: '2', LHBOX_MAINTENANCE_ORPHAN_HOURS: '0' })
+    const sweptFrom = Date.now()
     try {
       expect(await m.roller.maintain({ sink: sink.id }), errorsOf(m)).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     } finally {
       await m.roller.close()
     }
     const after = await pyScan({ sql: whId }, sink.table)
+    // GET /v1/sinks/{id} shows the sweep as the roller did it, the next due 6 h (the default) after.
+    const shown = (await sinkOf(sink.id)).maintenance
+    expect(shown.last).toEqual({ at: expect.any(String), next_at: expect.any(String), ...reported(m) })
+    expectSweptBetween(shown, sweptFrom, Date.now(), 6)
+    const kept = new Set(after.snapshots.map((s: any) => s.snapshot_id))
+    expect(shown.last).toMatchObject({
+      files_compacted: before.files.length,
+      snapshots_expired: before.snapshots.filter((s: any) => !kept.has(s.snapshot_id)).length,
+    })
     expect(pairs(after.rows)).toEqual(pairs(before.rows))
     expect(pairs(after.rows)).toEqual([
       [1, 'v1'],
@@ -242,23 +285,100 @@ describe('the sweep takes the sink’s lease', () => {
         json: { roller: sweeper, roll_id: 'sweep-1', purpose: 'maintenance', consumed: [{ batch_ids: ['b'], snapshot_id: null }] },
       })
       expect([bad.status, bad.body?.error?.code]).toEqual([400, 'invalid_request'])
-      const released = await call(`/internal/sinks/${sink.id}/roll`, { key: secret, json: { roller: sweeper, roll_id: 'sweep-1', purpose: 'maintenance' } })
+      // What a sweep did comes only with a sweep's report, and well formed; a refused report keeps the lease.
+      const sweep = {
+        at: '2026-12-02T14:00:00.000Z',
+        next_at: '2026-12-02T20:00:00.000Z',
+        snapshots_expired: 3,
+        files_compacted: 2,
+        bytes_compacted: 2048,
+        manifests_rewritten: 2,
+        manifests_created: 1,
+        files_deleted: 7,
+        bytes_deleted: 9000,
+        seconds: 0.5,
+      }
+      const asRoll = await call(`/internal/sinks/${sink.id}/roll`, { key: secret, json: { roller: sweeper, roll_id: 'roll-1', maintenance: sweep } })
+      expect([asRoll.status, asRoll.body?.error?.code]).toEqual([400, 'invalid_request'])
+      const malformed = await call(`/internal/sinks/${sink.id}/roll`, {
+        key: secret,
+        json: { roller: sweeper, roll_id: 'sweep-1', purpose: 'maintenance', maintenance: { ...sweep, at: 'just now' } },
+      })
+      expect([malformed.status, malformed.body?.error?.code]).toEqual([400, 'invalid_request'])
+      expect((await rollerView(sink.id)).lease.owner).toBe(sweeper)
+      expect((await sinkOf(sink.id)).maintenance).toEqual({ last: null, next_at: null })
+
+      const released = await call(`/internal/sinks/${sink.id}/roll`, {
+        key: secret,
+        json: { roller: sweeper, roll_id: 'sweep-1', purpose: 'maintenance', maintenance: sweep },
+      })
       expect(released.status, released.text).toBe(200)
       expect((await rollerView(sink.id)).lease).toBeNull()
       expect((await auditOf(sink.id)).filter((e) => e.action === 'sink.roll')).toEqual([])
+      expect((await sinkOf(sink.id)).maintenance).toEqual({ last: sweep, next_at: sweep.next_at })
 
       // Released: the roll goes ahead, and is audited as one.
       expect(await a.roller.tick({ sink: sink.id, force: true }), errorsOf(a)).toEqual({ rolled: 1, failed: 0 })
       expect((await auditOf(sink.id)).filter((e) => e.action === 'sink.roll').map((e) => e.actor)).toEqual([`roller:${a.id}`])
+      expect((await sinkOf(sink.id)).maintenance.last).toEqual(sweep) // a roll's report leaves the sweep's alone
 
       // Deleted: no sweep lease, and the sweep passes it by.
       expect((await call(`/v1/sinks/${sink.id}`, { method: 'DELETE', key: stack().adminKey })).status).toBe(202)
       expect((await call(`/internal/sinks?roller=${sweeper}&sink=${sink.id}&purpose=maintenance`, { key: secret })).body.sinks).toEqual([])
       expect(await c.roller.maintain({ sink: sink.id }), errorsOf(c)).toEqual({ maintained: 0, failed: 0, skipped: 0 })
+      // Its last sweep is still shown; none is due.
+      expect((await sinkOf(sink.id)).maintenance).toEqual({ last: expect.objectContaining({ at: sweep.at }), next_at: null })
     } finally {
       await a.roller.close()
       await c.roller.close()
     }
+  })
+
+  it('a sweep that fails part way reports why and what its finished steps did, and gives its lease back; the next one clears it', {
+    timeout: 180_000,
+  }, async () => {
+    const sink = await newSink(stack().adminKey, { tableSpec: { columns: cols } })
+    const r = inProcessRoller()
+    try {
+      for (const x of [1, 2, 3]) await rollOk(r, sink, [{ x, who: 'v1' }])
+    } finally {
+      await r.roller.close()
+    }
+    // Stopped right after its compaction committed: the manifests, the expiry and the clean-up never run.
+    const f = inProcessRoller({ LHBOX_MAINTENANCE_HOURS: '2', LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS: '1' }, (name) => {
+      if (name === 'compact-commit') throw new Error('injected: the sweep stops after its compaction')
+    })
+    const sweptFrom = Date.now()
+    try {
+      expect(await f.roller.maintain({ sink: sink.id })).toEqual({ maintained: 0, failed: 1, skipped: 0 })
+    } finally {
+      await f.roller.close()
+    }
+    const failed = (await sinkOf(sink.id)).maintenance
+    expect(failed.last).toMatchObject({
+      error: 'injected: the sweep stops after its compaction',
+      files_compacted: 3,
+      manifests_rewritten: 0,
+      snapshots_expired: 0,
+      files_deleted: 0,
+    })
+    expect(failed.last.bytes_compacted).toBeGreaterThan(0)
+    expectSweptBetween(failed, sweptFrom, Date.now(), 2)
+    expect((await rollerView(sink.id)).lease).toBeNull()
+    const stopped = await pyScan({ sql: whId }, sink.table)
+    expect(stopped.files).toHaveLength(1) // the compaction stands
+    expect(stopped.snapshots).toHaveLength(4)
+
+    const ok = inProcessRoller({ LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS: '1' })
+    try {
+      expect(await ok.roller.maintain({ sink: sink.id }), errorsOf(ok)).toEqual({ maintained: 1, failed: 0, skipped: 0 })
+    } finally {
+      await ok.roller.close()
+    }
+    const cleared = (await sinkOf(sink.id)).maintenance
+    expect(cleared.last).toEqual({ at: expect.any(String), next_at: expect.any(String), ...reported(ok) })
+    expect(cleared.last.snapshots_expired).toBeGreaterThanOrEqual(3)
+    expect(Date.parse(cleared.last.at)).toBeGreaterThan(Date.parse(failed.last.at))
   })
 })
 

@@ -24,7 +24,7 @@ import { ensureVenv, runPython, toExact } from '../support/python.ts'
 import { expectExactlyOnce, ledgerStates, proxiedWarehouse, pyCatalogArgs, sinkSnapshots, warehouseId, type PyCatalog } from '../support/roller-check.ts'
 import { rollerEnv, rollerTick, tickInProcess } from '../support/roller.ts'
 import { bucket, createTable, database, intakeKey, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
-import { stack } from '../support/stack.ts'
+import { call, stack } from '../support/stack.ts'
 
 const RETRY = { attempts: 5, minBackoffMs: 20, maxBackoffMs: 100 }
 
@@ -79,6 +79,13 @@ function inProcessRoller(env: Record<string, string> = {}, checkpoint: (name: st
 }
 
 const errorsOf = (logs: Array<Record<string, any>>) => logs.filter((l) => l.level === 'error')
+
+/** GET /v1/sinks/{id}'s maintenance: the last sweep and the next. */
+async function maintenanceOf(sinkId: string): Promise<any> {
+  const res = await call(`/v1/sinks/${sinkId}`, { key: stack().adminKey })
+  expect(res.status, res.text).toBe(200)
+  return res.body.maintenance
+}
 
 async function tickOk(p: InProcess, sinkId: string): Promise<void> {
   const r = await p.roller.tick({ sink: sinkId, force: true })
@@ -161,9 +168,27 @@ describe('after 100 rolls plus maintenance', () => {
     try {
       const r = await p.roller.maintain({ sink: sink.id })
       expect(r, JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0, skipped: 0 })
-      const done = p.logs.find((l) => l.msg === 'maintained')
+      const done = p.logs.find((l) => l.msg === 'maintained')!
       // compaction first (its replace is the 101st snapshot), the manifest rewrite (the 102nd), then back to 20
       expect(done).toMatchObject({ snapshotsExpired: ROLLS + 2 - 20, filesCompacted: ROLLS })
+      // The sink shows the same sweep, and the next one due LHBOX_MAINTENANCE_HOURS (6) after it.
+      const shown = await maintenanceOf(sink.id)
+      expect(shown.last).toEqual({
+        at: expect.any(String),
+        next_at: expect.any(String),
+        snapshots_expired: ROLLS + 2 - 20,
+        files_compacted: ROLLS,
+        bytes_compacted: done.bytesCompacted,
+        manifests_rewritten: done.manifestsRewritten,
+        manifests_created: done.manifestsCreated,
+        files_deleted: done.filesDeleted,
+        bytes_deleted: done.bytesDeleted,
+        seconds: done.seconds,
+      })
+      expect(shown.last.manifests_rewritten).toBeGreaterThan(0)
+      expect(shown.last.files_deleted).toBeGreaterThanOrEqual(ROLLS + 2 - 20) // the expired snapshots' manifest lists, at least
+      expect(Date.parse(shown.last.next_at) - Date.parse(shown.last.at)).toBe(6 * 3600_000)
+      expect(shown.next_at).toBe(shown.last.next_at)
     } finally {
       await p.roller.close()
     }
@@ -439,6 +464,7 @@ describe('maintenance: off on a warehouse', () => {
       expect(beforeOff.metadata.snapshots).toHaveLength(4)
 
       expect(await p.roller.maintain({ sink: offSink.id })).toEqual({ maintained: 0, failed: 0, skipped: 0 })
+      expect(await maintenanceOf(offSink.id)).toEqual({ last: null, next_at: null })
       const afterOff = await offCatalog.loadTable(tableId(offSink.table))
       expect(afterOff.metadataLocation).toBe(beforeOff.metadataLocation)
       expect(afterOff.metadata.snapshots).toHaveLength(4)
@@ -449,6 +475,7 @@ describe('maintenance: off on a warehouse', () => {
 
       // the control: the same configuration on the stack's (roller) warehouse expires and compacts
       expect(await p.roller.maintain({ sink: onSink.id }), JSON.stringify(errorsOf(p.logs))).toEqual({ maintained: 1, failed: 0, skipped: 0 })
+      expect((await maintenanceOf(onSink.id)).last).toMatchObject({ files_compacted: 4 })
       const pyOn = await pyScan({ sql: whId }, onSink.table)
       expect(pyOn.files).toHaveLength(1)
       expect(pyOn.snapshots.length).toBeLessThanOrEqual(3)

@@ -1,0 +1,1 @@
+ALTER TABLE "sinks" ADD COLUMN "maintenance_last" jsonb;
