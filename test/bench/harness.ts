@@ -426,7 +426,11 @@ export async function rollerTick(b: BenchStack, sinkId: string | null, opts: { n
     S3_SECRET_ACCESS_KEY: b.stack.s3.secretAccessKey,
     LHBOX_ROLLER_ID: `bench-${process.pid}`,
   }
-  const run = await measured(cmd, [...(opts.nodeFlags ?? []), ...args], { env, timeoutMs: opts.timeoutMs ?? 15 * 60_000, what: `roller tick (${sinkId ? `sink ${sinkId}` : 'every sink'})` })
+  const run = await measured(cmd, [...(opts.nodeFlags ?? []), ...args], {
+    env,
+    timeoutMs: opts.timeoutMs ?? 15 * 60_000,
+    what: `roller tick (${sinkId ? `sink ${sinkId}` : 'every sink'})`,
+  })
   const logs = jsonLines(run.stdout)
   const failed = logs.find((l) => l.level === 'error')
   if (failed) throw new Error(`roller tick: ${failed.msg}: ${failed.error ?? ''}\n${run.stdout.slice(-3000)}`)

@@ -11,6 +11,9 @@ import { tickInProcess } from '../support/roller.ts'
 import { newProject, newSink, send, type Sink } from '../support/sinks.ts'
 import { call, newApiKey, stack } from '../support/stack.ts'
 
+// The page's globals, for the callbacks playwright runs in the page (this program has no DOM types).
+declare const document: any, location: any, navigator: any, sessionStorage: any
+
 let browser: Browser
 let owner: { project: string; key: string; warehouse: string }
 let sink: Sink
@@ -76,7 +79,7 @@ async function go(page: Page, hash: string, ready: string): Promise<void> {
 const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
 
 const cells = (page: Page, selector: string) =>
-  page.$$eval(selector, (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent?.trim() ?? '')))
+  page.$$eval(selector, (rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td: { textContent: string | null }) => td.textContent?.trim() ?? '')))
 
 describe('signing in', () => {
   it('refuses a wrong key and keeps nothing of it', async () => {

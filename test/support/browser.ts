@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 
-export const CHROMIUM = process.env.LHBOX_CHROMIUM ?? '/usr/bin/chromium'
+const CHROMIUM = process.env.LHBOX_CHROMIUM ?? '/usr/bin/chromium'
 
 /** A headless chromium (playwright gives each launch a fresh profile), fetching nothing beyond the pages it is sent to. */
 export async function launchChromium(): Promise<Browser> {

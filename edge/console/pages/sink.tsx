@@ -7,7 +7,7 @@ import { ago, bytes, count, duration, lagState } from '../format.ts'
 import { rejectsHref, tableHref } from '../links.ts'
 import { SinkActions } from './sink-actions.tsx'
 
-type SinkView = ReturnType<typeof sinkView> & { maintenance?: { last: Record<string, unknown> | null; next_at: string | null } }
+type SinkView = ReturnType<typeof sinkView>
 
 /** The DuckDB line that reads every rejects file of the sink. */
 export const duckdbRejects = (s: SinkView) => `SELECT * FROM read_json('${s.rejects.prefix}*.ndjson', format = 'newline_delimited');`
@@ -18,6 +18,16 @@ const curlLine = (s: SinkView) =>
     `     -H "Authorization: Bearer $LHBOX_SEND_KEY" -H "Idempotency-Key: $(date -u +%Y-%m-%dT%H:%M:%SZ)-0001" \\`,
     '     -H "Content-Type: application/json" --data-binary @batch.json',
   ].join('\n')
+
+/** The last sweep of the sink's table (roller/maintain.ts's counts) and when the next is due. */
+function sweepText(m: SinkView['maintenance'], now: number): string {
+  const last = m.last as { at: string; error?: string; snapshots_expired: number; files_compacted: number; files_deleted: number } | null
+  const done = last
+    ? `${last.error ? 'failed' : 'swept'} ${ago(last.at, now)}: ${last.files_compacted} files compacted, ${last.snapshots_expired} snapshots expired, ${last.files_deleted} files deleted${last.error ? ` (${last.error})` : ''}`
+    : 'no sweep yet'
+  const next = m.next_at ? `; next ${Date.parse(m.next_at) > now ? `in ${duration((Date.parse(m.next_at) - now) / 1000)}` : 'due now'}` : ''
+  return done + next
+}
 
 const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.stringify(v))
 
@@ -96,10 +106,7 @@ export function SinkPage(props: { sink: SinkView; bins: RollBins; lag: number[];
             {s.dedupe.requested_at ? `requested ${ago(s.dedupe.requested_at, now)}` : s.dedupe.last ? `last ${json(s.dedupe.last)}` : 'never run'}
           </dd>
           <dt>Maintenance</dt>
-          <dd id="maintenance">
-            {s.maintenance?.last ? `last sweep ${ago(String(s.maintenance.last.at), now)}` : 'no sweep yet'}
-            {s.maintenance?.next_at ? `; next due ${s.maintenance.next_at}` : ''}
-          </dd>
+          <dd id="maintenance">{sweepText(s.maintenance, now)}</dd>
         </dl>
       </div>
       {s.kind === 'send' ? (
