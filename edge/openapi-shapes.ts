@@ -225,6 +225,15 @@ export const REJECTS_PAGE = object({
   next_cursor: { ...orNull(STRING), description: 'Give it as ?cursor= for the next page; null: no more' },
 })
 
+/** GET /v1/tables/{…}/sample: the first rows of the newest data file, each as its JSON text. */
+export const TABLE_SAMPLE = object({
+  warehouse: STRING,
+  table: STRING,
+  snapshot_id: { ...orNull(STRING), description: 'The snapshot read; null: the table has none' },
+  file: { ...orNull(STRING), description: 'The data file the rows come from; null: no data file to sample' },
+  rows: { ...array(OBJECT), description: 'The rows as written in that file (delete files not applied), in the form a producer sends them' },
+})
+
 export const USAGE = object({
   month: { type: 'string', pattern: '^\\d{4}-\\d{2}$' },
   ingest_bytes: object({

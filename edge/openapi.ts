@@ -8,7 +8,7 @@ import type { AppEnv } from './env.ts'
 import { MeasureList, MeasureQuery, RollAnswer, RollReport, SinkList, SinksQuery, StorageReport } from '../contract/internal.ts'
 import { CreateKey } from './routes/keys.ts'
 import { CreateSink, ListSinksQuery, RejectsQuery, UpdateSink } from './routes/sinks.ts'
-import { ListTablesQuery } from './routes/tables.ts'
+import { ListTablesQuery, SampleQuery } from './routes/tables.ts'
 import { CreateWarehouse, UpdateWarehouse } from './routes/warehouses.ts'
 import {
   API_KEY_CREATED,
@@ -28,6 +28,7 @@ import {
   queryParams,
   schema,
   REJECTS_PAGE,
+  TABLE_SAMPLE,
   SEND_ANSWER,
   SEND_BODY,
   SINK,
@@ -214,6 +215,22 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       level: 'read',
       statuses: { 200: 'The table', 400: BAD_TABLE_PATH, 404: 'warehouse_not_found, table_not_found, namespace_not_found', 409: CATALOG_REFUSED },
       answers: { 200: TABLE },
+    },
+  },
+  '/v1/tables/{warehouse}.{namespace}.{table}/sample': {
+    get: {
+      summary:
+        'The first rows (?limit= 1–100, default 20) of the newest data file of the current snapshot, as written in that file (delete files not applied): longs exact, decimals as strings, times as RFC 3339',
+      auth: 'api_key',
+      level: 'read',
+      params: queryParams(SampleQuery),
+      statuses: {
+        200: 'The sample',
+        400: `${MALFORMED}; ${BAD_TABLE_PATH}`,
+        404: 'warehouse_not_found, table_not_found, namespace_not_found',
+        409: CATALOG_REFUSED,
+      },
+      answers: { 200: TABLE_SAMPLE },
     },
   },
   '/v1/tables/{warehouse}.{namespace}.{table}/docs': {

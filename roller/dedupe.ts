@@ -13,14 +13,8 @@ import type { Compression } from '../iceberg/parquet/data-file.ts'
 import { readDataFile } from '../iceberg/parquet/read-rows.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
-import {
-  dataSequenceNumber,
-  prepareReplace,
-  readLiveFiles,
-  type LiveEntry,
-  type PreparedReplace,
-  type ReplacementFile,
-} from '../iceberg/transaction/replace.ts'
+import { prepareReplace, type PreparedReplace, type ReplacementFile } from '../iceberg/transaction/replace.ts'
+import { dataSequenceNumber, readLiveFiles, type LiveEntry } from '../iceberg/read/live-files.ts'
 import { assertUnmoved, PlanStale, transact, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
 import type { Row } from '../iceberg/spec/types.ts'
 import type { SinkView } from './api.ts'

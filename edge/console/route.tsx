@@ -5,6 +5,7 @@ import { Hono, type Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import type { JSX } from 'hono/jsx/jsx-runtime'
 import { warehouses } from '../../db/schema.ts'
+import { sampleRows } from '../../iceberg/read/sample.ts'
 import { eq } from 'drizzle-orm'
 import { requireKey } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
@@ -57,6 +58,7 @@ const view = (c: Context<AppEnv>, page: JSX.Element) => {
 
 const REJECTS_PER_PAGE = 50
 const ROLLS_SHOWN = 50
+const SAMPLE_ROWS = 10
 
 export const consoleRoutes = new Hono<AppEnv>()
   .use('/console', headers)
@@ -131,5 +133,7 @@ export const consoleRoutes = new Hono<AppEnv>()
     const { warehouse, namespace, name } = parseTablePath(c.req.param('path'))
     const { catalog } = await catalogOf(c, warehouse)
     const table = await catalog.loadTable({ namespace, name })
-    return view(c, <TablePage warehouse={warehouse} table={table} sample={{ file: null, rows: [] }} />)
+    // A file the reader cannot read (a codec it lacks, say) costs the sample, not the page.
+    const sample = await sampleRows(table, SAMPLE_ROWS).catch((err: Error) => ({ file: null, rows: [], error: err.message }))
+    return view(c, <TablePage warehouse={warehouse} table={table} sample={sample} />)
   })

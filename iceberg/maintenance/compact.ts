@@ -39,15 +39,8 @@ import type { Catalog, LoadedTable } from '../catalog/index.ts'
 import { PlanStale, transact, type RetryPolicy, type TransactOptions } from '../transaction/transact.ts'
 import type { DataFile } from '../manifest/manifest.ts'
 import { currentSchema } from '../spec/metadata.ts'
-import {
-  dataSequenceNumber,
-  partitionKey,
-  prepareReplace,
-  readLiveFiles,
-  type LiveEntry,
-  type PreparedReplace,
-  type TableFiles,
-} from '../transaction/replace.ts'
+import { partitionKey, prepareReplace, type PreparedReplace } from '../transaction/replace.ts'
+import { dataSequenceNumber, readLiveFiles, type LiveEntry, type TableFiles } from '../read/live-files.ts'
 import { mergeMetrics, primitiveTypes } from './merge-metrics.ts'
 import { concatParquet, mergeKey, NotMergeable, readFooter, type ConcatInput } from '../parquet/concat-files.ts'
 

@@ -19,7 +19,7 @@ import { PlanStale, transact, type RetryPolicy, type TransactOptions } from '../
 import { compareValues } from '../spec/bounds.ts'
 import { EXISTING, hasLiveFiles, readManifestList, writeManifest, writeManifestList, type ManifestFile } from '../manifest/manifest.ts'
 import { currentSnapshot, type Snapshot, type SnapshotSummary } from '../spec/metadata.ts'
-import { readLiveFiles, type LiveEntry, type ManifestCache, type TableFiles } from '../transaction/replace.ts'
+import { readLiveFiles, type LiveEntry, type ManifestCache, type TableFiles } from '../read/live-files.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot, writableFormat } from '../transaction/snapshot.ts'
 import { mergeSettings, specAndSchema } from '../transaction/manifest-merge.ts'
 

@@ -7,6 +7,7 @@ import { readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js'
 import { readPlain } from 'hyparquet/src/plain.js'
 import { snappyUncompress } from 'hyparquet/src/snappy.js'
 import { ParquetReadError } from './values.ts'
+import { zstdWasm } from './zstd-wasm.ts'
 
 /** Decompresses one page; `uncompressedSize` is the page header's. May be async. */
 export type Decompressor = (input: Uint8Array, uncompressedSize: number) => Uint8Array | Promise<Uint8Array>
@@ -161,16 +162,6 @@ export async function readChunk(view: DataView, chunk: ColumnChunk, leaf: Leaf, 
   leaf.pos = 0
 }
 
-// The zstd wasm module, initialized once through zstd.ts (initializing it twice breaks it).
-let zstdModule: Promise<typeof import('@bokuweb/zstd-wasm')> | undefined
-function loadZstdModule(): Promise<typeof import('@bokuweb/zstd-wasm')> {
-  zstdModule ??= import('./zstd.ts').then(async ({ loadZstd }) => {
-    await loadZstd()
-    return import('@bokuweb/zstd-wasm')
-  })
-  return zstdModule
-}
-
 export function decompressorsOf(custom: Partial<Record<CompressionCodec, Decompressor>> = {}): Decompressors {
   return async (codec, input, size) => {
     let out: Uint8Array
@@ -182,7 +173,7 @@ export function decompressorsOf(custom: Partial<Record<CompressionCodec, Decompr
       snappyUncompress(input, out)
     } else if (codec === 'ZSTD') {
       // the size bounds the output when a frame does not carry its content size
-      out = (await loadZstdModule()).decompress(input, { defaultHeapSize: Math.max(size, 1) })
+      out = (await zstdWasm()).decompress(input, { defaultHeapSize: Math.max(size, 1) })
     } else if (codec === 'GZIP') {
       const stream = new Blob([input]).stream().pipeThrough(new DecompressionStream('gzip'))
       out = new Uint8Array(await new Response(stream).arrayBuffer())

@@ -44,6 +44,8 @@ export interface ReadDataFileOptions {
    * first use; GZIP through DecompressionStream). LZ4_RAW, BROTLI and the like need one here.
    */
   decompressors?: Partial<Record<CompressionCodec, Decompressor>>
+  /** Stop after the row group that brings the rows read to this many (the rest is not decoded): a sample's first rows. */
+  maxRows?: number
 }
 
 /** Thrown when a data file does not fit the table schema (a column of another shape or type, a required field missing...). */
@@ -65,6 +67,7 @@ export async function readDataFile(bytes: Uint8Array, schema: Schema, opts: Read
 
   const rows: Row[] = []
   for (const group of meta.row_groups) {
+    if (opts.maxRows !== undefined && rows.length >= opts.maxRows) break
     const numRows = Number(group.num_rows)
     if (numRows === 0) continue
     const chunks = new Map<string, ColumnChunk>()

@@ -4,22 +4,16 @@
 // Kept apart from parquet/data-file.ts so code that never writes Parquet (the edge) never bundles the wasm.
 
 import type { Compression } from './data-file.ts'
-
-let ready: Promise<typeof import('@bokuweb/zstd-wasm')> | undefined
+import { zstdWasm } from './zstd-wasm.ts'
 
 /** Loads the zstd wasm module (once) and returns the `compression` option for writeDataFile. */
 export async function loadZstd(level = 3): Promise<Compression> {
-  ready ??= import('@bokuweb/zstd-wasm').then(async (zstd) => {
-    await zstd.init()
-    return zstd
-  })
-  const zstd = await ready
+  const zstd = await zstdWasm()
   return { codec: 'zstd', compress: (input) => zstd.compress(input, level) }
 }
 
 /** Decompresses one zstd frame (for reading our own files back in tests and tools). */
 export async function loadZstdDecompress(): Promise<(input: Uint8Array) => Uint8Array> {
-  await loadZstd()
-  const zstd = await ready!
+  const zstd = await zstdWasm()
   return (input) => zstd.decompress(input)
 }

@@ -29,62 +29,16 @@ import {
   hasLiveFiles,
   DELETED,
   EXISTING,
-  inheritFromManifest,
-  readManifest,
-  readManifestList,
   writeManifest,
   writeManifestList,
   type DataFile,
   type ManifestEntry,
   type ManifestFile,
 } from '../manifest/manifest.ts'
-import { currentSchema, currentSnapshot, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
+import { readLiveFiles, type LiveEntry, type ManifestCache, type TableFiles } from '../read/live-files.ts'
+import { currentSchema, type Snapshot, type SnapshotSummary, type TableMetadata } from '../spec/metadata.ts'
 import type { PartitionRecord } from '../spec/partition.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, newSnapshotId, planSnapshot, writableFormat } from './snapshot.ts'
-
-export interface LiveEntry {
-  manifest: ManifestFile
-  /** With inherited snapshot id, sequence numbers and first_row_id filled in. */
-  entry: ManifestEntry
-}
-
-export interface TableFiles {
-  snapshot?: Snapshot
-  manifests: ManifestFile[]
-  /** Live (ADDED or EXISTING) entries of data manifests. */
-  data: LiveEntry[]
-  /** Live entries of delete manifests. */
-  deletes: LiveEntry[]
-}
-
-/** Manifests never change once written: their entries can be cached by path across attempts. */
-export type ManifestCache = Map<string, ManifestEntry[]>
-
-export async function readLiveFiles(table: LoadedTable, cache: ManifestCache = new Map()): Promise<TableFiles> {
-  const snapshot = currentSnapshot(table.metadata)
-  const out: TableFiles = { snapshot, manifests: [], data: [], deletes: [] }
-  if (!snapshot?.['manifest-list']) return out
-  out.manifests = (await readManifestList(await table.io.read(snapshot['manifest-list']))).manifests
-  for (const manifest of out.manifests) {
-    let entries = cache.get(manifest.manifestPath)
-    if (!entries) {
-      entries = inheritFromManifest((await readManifest(await table.io.read(manifest.manifestPath))).entries, manifest)
-      cache.set(manifest.manifestPath, entries)
-    }
-    for (const entry of entries) {
-      if (entry.status === DELETED) continue
-      ;(manifest.content === 0 ? out.data : out.deletes).push({ manifest, entry })
-    }
-  }
-  return out
-}
-
-/** A live file's data sequence number: the commit its rows belong to (readLiveFiles fills inherited ones in). */
-export function dataSequenceNumber(live: LiveEntry): bigint {
-  const seq = live.entry.sequenceNumber
-  if (seq === null) throw new Error(`${live.entry.dataFile.filePath}: a live manifest entry without a data sequence number`)
-  return seq
-}
 
 /** A stable text key of a partition tuple within a spec. */
 export function partitionKey(specId: number, p: PartitionRecord): string {

@@ -7,7 +7,7 @@ import type { LoadedTable } from '../../iceberg/catalog/index.ts'
 import type { Bucket } from '../../iceberg/io/s3.ts'
 import { readDataFile } from '../../iceberg/parquet/read-rows.ts'
 import { currentSchema } from '../../iceberg/spec/metadata.ts'
-import { readLiveFiles } from '../../iceberg/transaction/replace.ts'
+import { readLiveFiles } from '../../iceberg/read/live-files.ts'
 
 /** Rows a run writes at most (a batch stays far below 16 MiB); the rest are indexed by the next runs. */
 const MAX_FILES_PER_RUN = 20_000

@@ -100,6 +100,33 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     for (const rule of ['iceberg-imports-nothing-of-ours', 'iceberg-room-spec', 'no-circular']) expect(lint.output).toContain(rule)
   })
 
+  it('keep writing out of the Worker bundle: it reads manifests through iceberg/read/ only', SLOW, () => {
+    const reading = {
+      ...CLEAN,
+      'iceberg/read/live.ts': "import { next } from '../manifest/manifest.ts'\nexport const live = () => next(1)\n",
+      'edge/index.ts': "import { live } from '../iceberg/read/live.ts'\nexport const handle = () => live()\n",
+    }
+    expect(pairs(depcruise(tree(reading)))).toEqual([])
+    const found = pairs(
+      depcruise(
+        tree({
+          ...reading,
+          'iceberg/writer/write.ts': "import { first } from '../spec/types.ts'\nexport const write = () => first\n",
+          'iceberg/transaction/append.ts': "import { write } from '../writer/write.ts'\nexport const append = () => write()\n",
+          'edge/routes.ts':
+            "import { append } from '../iceberg/transaction/append.ts'\nimport { next } from '../iceberg/manifest/manifest.ts'\nexport const r = [append, next]\n",
+          'edge/index.ts': "import { r } from './routes.ts'\nexport const handle = () => r\n",
+        }),
+      ),
+    )
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'edge-reads-manifests-only-through-iceberg-read: edge/routes.ts → iceberg/manifest/manifest.ts',
+        'worker-bundle-writes-no-manifest-or-parquet: edge/index.ts → iceberg/transaction/append.ts',
+      ]),
+    )
+  })
+
   it('keep edge and roller closed to everyone but themselves and the tests', SLOW, () => {
     const dir = tree({
       ...CLEAN,

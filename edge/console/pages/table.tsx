@@ -11,6 +11,8 @@ import { sinkHref } from '../links.ts'
 export interface Sample {
   file: string | null
   rows: string[]
+  /** Why the newest data file could not be read. */
+  error?: string
 }
 
 const SNAPSHOTS_SHOWN = 50
@@ -87,7 +89,9 @@ export function TablePage(props: { warehouse: string; table: LoadedTable; sample
         </ul>
       )}
       <h2>Sample rows</h2>
-      {sample.rows.length === 0 ? (
+      {sample.error ? (
+        <p class="alert">The newest data file could not be read: {sample.error}</p>
+      ) : sample.rows.length === 0 ? (
         <p class="empty">No data file yet.</p>
       ) : (
         <>

@@ -16,7 +16,7 @@ import {
   type ManifestFile,
 } from '../../../iceberg/manifest/manifest.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../../../iceberg/spec/metadata.ts'
-import { readLiveFiles } from '../../../iceberg/transaction/replace.ts'
+import { readLiveFiles } from '../../../iceberg/read/live-files.ts'
 import { appendSnapshot, commitChanges, manifestListLocation, manifestLocation, planSnapshot } from '../../../iceberg/transaction/snapshot.ts'
 import { appendFiles, mergeSettings } from '../../../iceberg/transaction/merge-append.ts'
 import { packEnd, specAndSchema } from '../../../iceberg/transaction/manifest-merge.ts'

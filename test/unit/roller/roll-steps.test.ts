@@ -2,7 +2,7 @@
 // and bucket: what each step leaves in the table, the bucket and the ledger's reports.
 import { describe, expect, it } from 'vitest'
 import { currentSchema, currentSnapshot } from '../../../iceberg/spec/metadata.ts'
-import { readLiveFiles } from '../../../iceberg/transaction/replace.ts'
+import { readLiveFiles } from '../../../iceberg/read/live-files.ts'
 import { addColumnsChange } from '../../../iceberg/transaction/changes.ts'
 import { S3Error } from '../../../iceberg/io/s3.ts'
 import { batchKey, markerKey, rejectsKey } from '../../../contract/bucket.ts'

@@ -1,0 +1,5 @@
+// table-sample.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../table-sample.test.ts')
