@@ -10,8 +10,8 @@ import { eq } from 'drizzle-orm'
 import { requireKey } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
 import { levelAtLeast } from '../keys.ts'
-import { readRejects, decodeCursor, encodeCursor } from '../rejects.ts'
-import { findSink, origin, RejectsQuery, sinkBucket } from '../routes/sinks.ts'
+import { encodeCursor } from '../rejects.ts'
+import { findSink, origin, RejectsQuery, sinkRejects } from '../routes/sinks.ts'
 import { catalogOf, parseTablePath } from '../routes/tables.ts'
 import { usageView } from '../routes/usage.ts'
 import { selectSinks, sinkView, WHERE } from '../sink-view.ts'
@@ -111,12 +111,7 @@ export const consoleRoutes = new Hono<AppEnv>()
   .get('/console/f/sinks/:sink/rejects', requireKey('read'), async (c) => {
     const q = query(c, RejectsQuery)
     const row = await findSink(c, c.req.param('sink'))
-    const page = await readRejects(sinkBucket(c, row), row.id, {
-      reason: q.reason,
-      batchId: q.batch_id,
-      cursor: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
-      limit: Math.min(q.limit, REJECTS_PER_PAGE),
-    })
+    const page = await sinkRejects(c, row, q, Math.min(q.limit, REJECTS_PER_PAGE))
     const filter = { reason: q.reason, batch_id: q.batch_id }
     return view(
       c,

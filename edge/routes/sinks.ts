@@ -77,8 +77,7 @@ export async function findSink(c: Context<AppEnv>, idOrName: string): Promise<Si
 }
 
 /** The sink's warehouse bucket, where its batches and rejects are. */
-export const sinkBucket = (c: Context<AppEnv>, row: SinkRow) =>
-  bucketClient(c.env, { bucket: row.bucket, endpoint: row.bucket_endpoint, region: row.bucket_region })
+const sinkBucket = (c: Context<AppEnv>, row: SinkRow) => bucketClient(c.env, { bucket: row.bucket, endpoint: row.bucket_endpoint, region: row.bucket_region })
 
 /** GET /v1/sinks/{id}/rejects */
 export const RejectsQuery = v.object({
@@ -87,6 +86,10 @@ export const RejectsQuery = v.object({
   cursor: v.optional(v.pipe(v.string(), v.minLength(1))),
   limit: v.optional(v.pipe(v.string(), v.regex(/^[1-9][0-9]{0,3}$/, 'limit: 1 to 1000'), v.transform(Number), v.maxValue(1000, 'limit: 1 to 1000')), '100'),
 })
+
+/** A page of a sink's rejects as GET /v1/sinks/{id}/rejects takes its query (the console's view reads the same). */
+export const sinkRejects = (c: Context<AppEnv>, row: SinkRow, q: v.InferOutput<typeof RejectsQuery>, limit: number) =>
+  readRejects(sinkBucket(c, row), row.id, { reason: q.reason, batchId: q.batch_id, cursor: q.cursor === undefined ? undefined : decodeCursor(q.cursor), limit })
 
 /** While the switch is off, the control plane says so beside every sink it shows. */
 const switchedOff = (c: Context<AppEnv>) => (sinksEnabled(c.env) ? {} : { sinks_enabled: false, notice: SINKS_OFF })
@@ -254,13 +257,7 @@ export const sinkRoutes = new Hono<AppEnv>()
   // spliced, never a JSON.parse and stringify of the rows (lossless numbers).
   .get('/v1/sinks/:sink/rejects', requireKey('read'), async (c) => {
     const q = query(c, RejectsQuery)
-    const row = await findSink(c, c.req.param('sink'))
-    const page = await readRejects(sinkBucket(c, row), row.id, {
-      reason: q.reason,
-      batchId: q.batch_id,
-      cursor: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
-      limit: q.limit,
-    })
+    const page = await sinkRejects(c, await findSink(c, c.req.param('sink')), q, q.limit)
     const next = page.next ? JSON.stringify(encodeCursor(page.next)) : 'null'
     return c.body(`{"rejects":[${page.lines.join(',')}],"next_cursor":${next}}`, 200, { 'content-type': 'application/json' })
   })

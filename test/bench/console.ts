@@ -111,7 +111,9 @@ await runBench(b, async () => {
   )
   b.log(`PyIceberg read back ${lines.length} tables as sent (${lines[0]})`)
   const s3 = bs.stack.s3
-  const counted = (await runBoto3('boto3_lines.py', [
+  const counted = (await runBoto3('boto3_bucket.py', [
+    '--lines-under',
+    `_sink/${sinks[0].id}/rejects/`,
     '--s3-endpoint',
     s3.endpoint,
     '--s3-access-key-id',
@@ -121,10 +123,9 @@ await runBench(b, async () => {
     '--s3-region',
     s3.region,
     s3.bucket,
-    `_sink/${sinks[0].id}/rejects/`,
-  ])) as { objects: number; lines: number }
+  ])) as { line_objects: number; lines: number }
   if (counted.lines !== REJECTS) throw new Error(`boto3 counts ${counted.lines} rejected rows under the first sink, expected ${REJECTS}`)
-  b.log(`boto3 counts ${counted.lines} rejected rows in ${counted.objects} files`)
+  b.log(`boto3 counts ${counted.lines} rejected rows in ${counted.line_objects} files`)
 
   // A cursor 9,950 rows deep, from the API's own pages.
   let cursor: string | null = null

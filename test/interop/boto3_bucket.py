@@ -1,8 +1,10 @@
 """Lists a bucket with boto3 (its own venv: test/support/python.ts BOTO3_REQUIREMENTS) and sums it.
 
-  python boto3_bucket.py --s3-endpoint URL --s3-access-key-id K --s3-secret-access-key S --s3-region R <bucket>
+  python boto3_bucket.py --s3-endpoint URL --s3-access-key-id K --s3-secret-access-key S --s3-region R [--lines-under PREFIX] <bucket>
 
-Prints {"bytes": N, "objects": N, "intake_bytes": N}: every object's Size, and those under _sink/.
+Prints {"bytes": N, "objects": N, "intake_bytes": N}: every object's Size, and those under _sink/;
+with --lines-under, also "lines" and "line_objects": the lines of the .ndjson objects under PREFIX,
+read whole (the console bench counts a sink's rejected rows so).
 """
 
 import argparse
@@ -17,6 +19,7 @@ p.add_argument("--s3-access-key-id", required=True)
 p.add_argument("--s3-secret-access-key", required=True)
 p.add_argument("--s3-region", required=True)
 p.add_argument("--s3-session-token")
+p.add_argument("--lines-under")
 p.add_argument("bucket")
 a = p.parse_args()
 
@@ -29,11 +32,17 @@ s3 = boto3.client(
     region_name=a.s3_region,
     config=Config(s3={"addressing_style": "path"}, request_checksum_calculation="when_required"),
 )
-total = objects = intake = 0
+total = objects = intake = lines = line_objects = 0
 for page in s3.get_paginator("list_objects_v2").paginate(Bucket=a.bucket):
     for o in page.get("Contents", []):
         total += o["Size"]
         objects += 1
         if o["Key"].startswith("_sink/"):
             intake += o["Size"]
-print(json.dumps({"bytes": total, "objects": objects, "intake_bytes": intake}))
+        if a.lines_under is not None and o["Key"].startswith(a.lines_under) and o["Key"].endswith(".ndjson"):
+            line_objects += 1
+            lines += s3.get_object(Bucket=a.bucket, Key=o["Key"])["Body"].read().count(b"\n")
+out = {"bytes": total, "objects": objects, "intake_bytes": intake}
+if a.lines_under is not None:
+    out.update(lines=lines, line_objects=line_objects)
+print(json.dumps(out))
