@@ -63,13 +63,21 @@ module.exports = {
     {
       name: 'worker-bundle-writes-no-manifest-or-parquet',
       comment:
-        'The Worker bundle (edge/index.ts and what it reaches) writes no data file and no manifest (DESIGN.md, Doors): no writer/ or maintenance/, ' +
-        'no transaction/ file but transact.ts and changes.ts (metadata-only commits), no Parquet encoder. It reads manifests only through ' +
-        "iceberg/read/ (the console's table sample: the newest data file's first rows); esbuild drops the Avro and manifest writers it does not call.",
+        'The Worker bundle (edge/index.ts and what it reaches) holds no code that writes a data file, a manifest or Avro (DESIGN.md, Doors): ' +
+        'no writer/ or maintenance/, no transaction/ file but transact.ts and changes.ts (metadata-only commits), no Parquet encoder, no Avro ' +
+        "encoder and no manifest writer. It may read: the table sample (GET /v1/tables/{…}/sample, the console's table page) reads the " +
+        'manifest list and manifests to find the newest data file, through iceberg/read/ and the reading-only files of avro/ and manifest/.',
       severity: 'error',
       from: { path: '^edge/index\\.ts$' },
       to: {
-        path: '^iceberg/(writer|maintenance)/|^iceberg/transaction/(?!(transact|changes)\\.ts$)|^iceberg/parquet/(write|data-file|flat|plain|delta|rle|general|zstd)\\.ts$',
+        path: [
+          '^iceberg/(writer|maintenance)/',
+          '^iceberg/transaction/(?!(transact|changes)\\.ts$)',
+          // Avro and manifests: the decoders only, never encode.ts, write-container.ts, schemas.ts, list.ts or manifest.ts.
+          '^iceberg/avro/(?!(schema|decode|container|read-container)\\.ts$)',
+          '^iceberg/manifest/(?!(field-ids|read-list|read-manifest)\\.ts$)',
+          '^iceberg/parquet/(write|data-file|flat|plain|delta|rle|general|zstd)\\.ts$',
+        ],
         reachable: true,
       },
     },

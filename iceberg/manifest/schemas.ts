@@ -5,7 +5,7 @@
 // k<key id>_v<value id> records with "logicalType": "map", lists with "element-id".
 
 import { decimalRequiredBytes } from '../spec/decimal.ts'
-import type { AvroSchema } from '../avro/container.ts'
+import type { AvroSchema } from '../avro/schema.ts'
 import { parsePrimitive, type NestedField, type PrimitiveTypeName } from '../spec/types.ts'
 
 type AvroField = { name: string; type: AvroSchema; 'field-id': number; default?: null; doc?: string }
@@ -179,26 +179,4 @@ export function manifestListSchema(formatVersion: 2 | 3): AvroSchema {
   ]
   if (formatVersion >= 3) fields.push(field(520, 'first_row_id', 'long', false, 'Starting row ID to assign to new rows in ADDED data files'))
   return { type: 'record', name: 'manifest_file', fields }
-}
-
-// ---------- reading: columns by field id ----------
-
-/** Maps field id → field name of a record schema, so files from other writers are read by id, not by name. */
-export function fieldNamesById(record: AvroSchema): Map<number, string> {
-  const out = new Map<number, string>()
-  if (typeof record === 'object' && !Array.isArray(record) && Array.isArray(record.fields)) {
-    for (const f of record.fields as { name: string; 'field-id'?: unknown }[]) {
-      if (typeof f['field-id'] === 'number') out.set(f['field-id'], f.name)
-    }
-  }
-  return out
-}
-
-/** The record schema inside a field's type (unwrapping ["null", record]). */
-export function recordOf(record: AvroSchema, fieldId: number): AvroSchema | undefined {
-  if (typeof record !== 'object' || Array.isArray(record)) return undefined
-  const f = (record.fields as { type: AvroSchema; 'field-id'?: number }[]).find((x) => x['field-id'] === fieldId)
-  if (!f) return undefined
-  const t = Array.isArray(f.type) ? f.type.find((b) => b !== 'null') : f.type
-  return t
 }

@@ -2,7 +2,8 @@
 // EXISTING entries with what they inherit filled in. Reading only (manifests and lists are decoded,
 // never written): the replace commit, maintenance, keyed rolls and the edge's table sample share it.
 import type { LoadedTable } from '../catalog/index.ts'
-import { DELETED, inheritFromManifest, readManifest, readManifestList, type ManifestEntry, type ManifestFile } from '../manifest/manifest.ts'
+import { readManifestList, type ManifestFile } from '../manifest/read-list.ts'
+import { DELETED, inheritFromManifest, readManifest, type ManifestEntry } from '../manifest/read-manifest.ts'
 import { currentSnapshot, type Snapshot } from '../spec/metadata.ts'
 
 export interface LiveEntry {

@@ -31,7 +31,7 @@ export function valueJson(type: IcebergType, v: Value): string {
       return String(v)
     case 'float':
     case 'double':
-      return Number.isFinite(v) ? JSON.stringify(v) : JSON.stringify(String(v))
+      return numberJson(v as number, p.kind === 'float')
     case 'string':
       return JSON.stringify(v)
     case 'timestamp_ns':
@@ -55,4 +55,20 @@ function nanosString(nanos: bigint, zone: boolean): string {
   if (rest === 0n) return text
   const [clock, offset] = zone ? [text.slice(0, -'+00:00'.length), '+00:00'] : [text, '']
   return `${clock.includes('.') ? clock : `${clock}.000000`}${rest.toString().padStart(3, '0')}${offset}`
+}
+
+/**
+ * A float or double as JSON: -0 keeps its sign (JSON.stringify writes 0); a float (32-bit) as the
+ * shortest decimal that reads back as the same float (0.1, not the double 0.10000000149011612).
+ */
+function numberJson(x: number, single: boolean): string {
+  if (!Number.isFinite(x)) return JSON.stringify(String(x))
+  if (Object.is(x, -0)) return '-0'
+  if (single) {
+    for (let digits = 1; digits < 9; digits++) {
+      const shortest = Number(x.toPrecision(digits))
+      if (Math.fround(shortest) === x) return String(shortest)
+    }
+  }
+  return String(x)
 }

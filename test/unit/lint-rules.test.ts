@@ -100,10 +100,12 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
     for (const rule of ['iceberg-imports-nothing-of-ours', 'iceberg-room-spec', 'no-circular']) expect(lint.output).toContain(rule)
   })
 
-  it('keep writing out of the Worker bundle: it reads manifests through iceberg/read/ only', SLOW, () => {
+  it('keep writing out of the Worker bundle: it reads Avro and manifests through their reading files and iceberg/read/ only', SLOW, () => {
     const reading = {
       ...CLEAN,
-      'iceberg/read/live.ts': "import { next } from '../manifest/manifest.ts'\nexport const live = () => next(1)\n",
+      'iceberg/avro/decode.ts': 'export const decode = (b: number) => b\n',
+      'iceberg/manifest/read-manifest.ts': "import { decode } from '../avro/decode.ts'\nexport const entries = () => decode(1)\n",
+      'iceberg/read/live.ts': "import { entries } from '../manifest/read-manifest.ts'\nexport const live = () => entries()\n",
       'edge/index.ts': "import { live } from '../iceberg/read/live.ts'\nexport const handle = () => live()\n",
     }
     expect(pairs(depcruise(tree(reading)))).toEqual([])
@@ -111,17 +113,23 @@ describe('dependency rules (.dependency-cruiser.cjs)', () => {
       depcruise(
         tree({
           ...reading,
+          'iceberg/avro/encode.ts': 'export const encode = (b: number) => b\n',
+          'iceberg/manifest/read-manifest.ts': "import { encode } from '../avro/encode.ts'\nexport const entries = () => encode(1)\n",
+          'iceberg/read/live.ts':
+            "import { entries } from '../manifest/read-manifest.ts'\nimport { next } from '../manifest/manifest.ts'\nexport const live = () => [entries(), next(1)]\n",
           'iceberg/writer/write.ts': "import { first } from '../spec/types.ts'\nexport const write = () => first\n",
           'iceberg/transaction/append.ts': "import { write } from '../writer/write.ts'\nexport const append = () => write()\n",
           'edge/routes.ts':
-            "import { append } from '../iceberg/transaction/append.ts'\nimport { next } from '../iceberg/manifest/manifest.ts'\nexport const r = [append, next]\n",
-          'edge/index.ts': "import { r } from './routes.ts'\nexport const handle = () => r\n",
+            "import { append } from '../iceberg/transaction/append.ts'\nimport { entries } from '../iceberg/manifest/read-manifest.ts'\nexport const r = [append, entries]\n",
+          'edge/index.ts': "import { r } from './routes.ts'\nimport { live } from '../iceberg/read/live.ts'\nexport const handle = () => [r, live()]\n",
         }),
       ),
     )
     expect(found).toEqual(
       expect.arrayContaining([
-        'edge-reads-manifests-only-through-iceberg-read: edge/routes.ts → iceberg/manifest/manifest.ts',
+        'edge-reads-manifests-only-through-iceberg-read: edge/routes.ts → iceberg/manifest/read-manifest.ts',
+        'worker-bundle-writes-no-manifest-or-parquet: edge/index.ts → iceberg/avro/encode.ts',
+        'worker-bundle-writes-no-manifest-or-parquet: edge/index.ts → iceberg/manifest/manifest.ts',
         'worker-bundle-writes-no-manifest-or-parquet: edge/index.ts → iceberg/transaction/append.ts',
       ]),
     )

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream'
 import avsc from 'avsc'
 import { describe, expect, it } from 'vitest'
-import { readAvroFile, writeAvroFile } from '../../../iceberg/avro/container.ts'
+import { readAvroFile } from '../../../iceberg/avro/read-container.ts'
+import { writeAvroFile } from '../../../iceberg/avro/write-container.ts'
 
 const schemaJson = JSON.stringify({
   type: 'record',

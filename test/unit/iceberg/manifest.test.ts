@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readAvroFile } from '../../../iceberg/avro/container.ts'
+import { readAvroFile } from '../../../iceberg/avro/read-container.ts'
 import {
   ADDED,
   DELETED,

@@ -14,6 +14,13 @@ describe('rowJson', () => {
     expect(valueJson('double', 0.1)).toBe('0.1')
     expect(valueJson('float', Number.NaN)).toBe('"NaN"')
     expect(valueJson('double', Number.NEGATIVE_INFINITY)).toBe('"-Infinity"')
+    expect(valueJson('double', Number.POSITIVE_INFINITY)).toBe('"Infinity"')
+    expect(valueJson('double', -0)).toBe('-0')
+    expect(valueJson('double', 1e300)).toBe('1e+300')
+    // A float holds 0.1 as 0.100000001490116…: written as the shortest decimal that reads back to it.
+    expect(valueJson('float', Math.fround(0.1))).toBe('0.1')
+    expect(valueJson('float', Math.fround(16777217))).toBe('16777216')
+    expect(valueJson('float', Math.fround(3.4028234663852886e38))).toBe('3.4028235e+38')
     expect(valueJson('decimal(10, 2)', 12345n)).toBe('"123.45"')
     expect(valueJson('decimal(38, 0)', 99999999999999999999999999999999999999n)).toBe('"99999999999999999999999999999999999999"')
     expect(valueJson('string', 'a "quote" \u2028')).toBe(JSON.stringify('a "quote" \u2028'))
