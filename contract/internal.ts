@@ -25,7 +25,26 @@ export const SinksQuery = v.object({
   sink: v.optional(v.string()),
   force: v.optional(v.picklist(['true', 'false'])),
   purpose: v.optional(LeasePurpose, 'roll'),
+  /** How many sinks to lease at most: the roller's free roll slots (most overdue first), so rollers share. */
+  limit: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(1), v.maxValue(10000))),
+  /**
+   * Leave out sinks leased at or after this time (microseconds since 1970 on the ledger's clock: the
+   * `now_us` of the tick's first lease), so a tick leases a sink once, a failing one included.
+   */
+  leased_before: v.optional(v.pipe(v.string(), v.regex(/^\d{1,16}$/, 'leased_before is microseconds since 1970'))),
+  /** Only sinks of these warehouses (ids, comma-separated): a roller near a store serves that store's warehouses. */
+  warehouses: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4000))),
 })
+
+/** POST /internal/leases: renew the leases a roller's rolls still need; `renewed` are those it still holds. */
+export const LeaseRenewal = v.object({
+  roller: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  lease_seconds: v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(3600)),
+  sink_ids: v.pipe(v.array(v.pipe(v.string(), v.maxLength(200))), v.maxLength(10000)),
+})
+export type LeaseRenewal = v.InferOutput<typeof LeaseRenewal>
+export const LeaseRenewed = v.object({ renewed: v.array(v.string()) })
+export type LeaseRenewed = v.InferOutput<typeof LeaseRenewed>
 
 /**
  * A warehouse's catalog as the roller reaches it. A REST catalog's token or OAuth2 credential comes
@@ -92,7 +111,12 @@ export const SinkView = v.object({
 export type SinkView = v.InferOutput<typeof SinkView>
 
 /** GET /internal/sinks answers. `enabled` false: sinks are switched off (LHBOX_SINKS_ENABLED), and nothing is leased. */
-export const SinkList = v.object({ sinks: v.array(SinkView), enabled: v.optional(v.boolean(), true) })
+export const SinkList = v.object({
+  sinks: v.array(SinkView),
+  enabled: v.optional(v.boolean(), true),
+  /** A lease's answer: the ledger's clock that stamped these leases, microseconds since 1970 (a tick's leased_before). */
+  now_us: v.optional(v.pipe(v.string(), v.regex(/^\d{1,16}$/))),
+})
 export type SinkList = v.InferOutput<typeof SinkList>
 
 /** A count a sweep reports. */

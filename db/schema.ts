@@ -81,6 +81,8 @@ export const sinks = pgTable(
     disabledReason: text('disabled_reason'),
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true, mode: 'date' }),
+    // When the lease was last taken (renewals leave it): a tick leases a sink once (edge/roller-ledger.ts).
+    leasedAt: timestamp('leased_at', { withTimezone: true, mode: 'date' }),
     dedupeRequestedAt: timestamp('dedupe_requested_at', { withTimezone: true, mode: 'date' }),
     dedupeLast: jsonb('dedupe_last'),
     lastRoll: jsonb('last_roll'),

@@ -55,37 +55,89 @@ export async function viewSinks(db: EdgeDb, sinkId: string | null): Promise<Roll
   return rows.map(withWarehouse)
 }
 
+/** What a roller asks to lease (GET /internal/sinks?roller=…). */
+export interface LeaseAsk {
+  roller: string
+  leaseSeconds: number
+  sinkId: string | null
+  force: boolean
+  purpose?: LeasePurpose
+  /** At most this many (the roller's free roll slots); all due sinks when absent. */
+  limit?: number
+  /** Leave out sinks leased at or after this time (µs since 1970; the tick's start): one lease of a sink per tick. */
+  leasedBefore?: string
+  /** Only sinks of these warehouses. */
+  warehouseIds?: string[]
+}
+
+// How far past its policy a sink is, in seconds: the largest of the triggers that fired (roll_seconds
+// since the oldest waiting batch, inactivity_seconds since the newest, a dedupe or a feed's run asked
+// for or scheduled; roll_bytes or 1,000 batches waiting count from now). Due is overdue >= 0; null
+// when nothing waits and nothing is asked. The same triggers as SELECT's `due`.
+const OVERDUE = `greatest(
+  extract(epoch from now() - lag.oldest) - s.roll_seconds,
+  extract(epoch from now() - lag.newest) - s.inactivity_seconds,
+  case when lag.bytes >= s.roll_bytes or lag.batches >= 1000 then 0 end,
+  extract(epoch from now() - s.dedupe_requested_at),
+  case when s.feed is not null then extract(epoch from now() - coalesce(s.feed_run_requested_at, s.feed_next_run_at)) end)`
+
 /**
- * Leases the due sinks (or the one asked for; `force` ignores the policy) to this roller. For the
- * maintenance sweep: any active or disabled sink, due or not. Either way a sink another roller holds
- * is not leased, and both purposes hold the same lease, so a roll and a sweep never overlap.
+ * Leases what a roller will start now: at most `limit` sinks, most overdue first (then the oldest
+ * waiting), so several rollers ticking together split the due sinks between them. One sink asked for
+ * by id (`force` ignores the policy). For the maintenance sweep: any active or disabled sink, due or
+ * not. Either way a sink another roller holds is not leased, and both purposes hold the same lease,
+ * so a roll and a sweep never overlap. Also answers `nowUs`, the ledger's clock that stamped these
+ * leases (their leased_at): a tick passes it back as leased_before, so it leases none of them twice.
  */
-export async function leaseSinks(
-  db: EdgeDb,
-  o: { roller: string; leaseSeconds: number; sinkId: string | null; force: boolean; purpose?: LeasePurpose },
-): Promise<RollerSinkRow[]> {
-  // Across the due sinks, a row another roller is leasing right now is skipped (it is theirs). One sink
-  // asked for by id waits for that lease instead: a roll and a sweep of the same roller asking at the
-  // same moment both get it (same owner), and another roller's lease is then seen and respected.
+export async function leaseSinks(db: EdgeDb, o: LeaseAsk): Promise<{ sinks: RollerSinkRow[]; nowUs: string | null }> {
+  // The waiting batches grouped once (the partial index batches_pending), not a count per sink: the
+  // cost follows what waits, not the number of sinks. Rows another roller is leasing right now are
+  // skipped (theirs) and the limit counts only what this roller gets. One sink asked for by id waits
+  // for that lease instead: a roll and a sweep of the same roller asking at the same moment both get
+  // it (same owner), and another roller's lease is then seen and respected.
   const { rows } = await db.$client.query(
-    `with due as (
-       select d.id from (${SELECT}
-         where (s.state = 'active' or ($5::boolean and s.state = 'disabled')) and ($3::text is null or s.id = $3)
-           and (s.lease_expires_at is null or s.lease_expires_at < now() or s.lease_owner = $1)) d
-       where d.due or $4::boolean or $5::boolean
-     ), leased as (
-       update sinks set lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2)
-       where id in (select s.id from sinks s join due on due.id = s.id for update of s ${o.sinkId ? '' : 'skip locked'})
-         and (lease_expires_at is null or lease_expires_at < now() or lease_owner = $1)
-       returning id
+    `with lag as (
+       select b.sink_id, count(*)::int as batches, sum(b.bytes)::float8 as bytes, min(b.received_at) as oldest, max(b.received_at) as newest
+       from batches b where b.state in ('receiving', 'pending') and ($3::text is null or b.sink_id = $3)
+       group by b.sink_id
+     ), candidates as (
+       select s.id, ${OVERDUE} as overdue, lag.oldest
+       from sinks s left join lag on lag.sink_id = s.id
+       where (s.state = 'active' or ($5::boolean and s.state = 'disabled')) and ($3::text is null or s.id = $3)
+         and ($8::text[] is null or s.warehouse_id = any($8::text[]))
+     ), picked as (
+       -- The lease conditions are here, on the row locked: a row another roller leased since this
+       -- statement began is re-checked in its new version and passed over, and the limit goes on.
+       select s.id from sinks s join candidates c on c.id = s.id
+       where (c.overdue >= 0 or $4::boolean or $5::boolean)
+         and ($7::bigint is null or s.leased_at is null or s.leased_at < 'epoch'::timestamptz + $7::bigint * interval '1 microsecond')
+         and (s.lease_expires_at is null or s.lease_expires_at < now() or s.lease_owner = $1)
+       order by c.overdue desc nulls last, c.oldest nulls last, s.id
+       limit $6
+       for update of s ${o.sinkId ? '' : 'skip locked'}
      )
-     select id from leased`,
-    [o.roller, o.leaseSeconds, o.sinkId, o.force, o.purpose === 'maintenance'],
+     update sinks set lease_owner = $1, lease_expires_at = now() + make_interval(secs => $2), leased_at = now()
+     where id in (select id from picked)
+       and (lease_expires_at is null or lease_expires_at < now() or lease_owner = $1)
+     returning id, (extract(epoch from now()) * 1000000)::bigint::text as now_us`,
+    [o.roller, o.leaseSeconds, o.sinkId, o.force, o.purpose === 'maintenance', o.limit ?? null, o.leasedBefore ?? null, o.warehouseIds ?? null],
   )
-  if (rows.length === 0) return []
+  if (rows.length === 0) return { sinks: [], nowUs: null }
   const ids = rows.map((r: { id: string }) => r.id)
   const view = await db.$client.query(`${SELECT} where s.id = any($1::text[]) order by s.id`, [ids])
-  return view.rows.map(withWarehouse)
+  return { sinks: view.rows.map(withWarehouse), nowUs: rows[0].now_us }
+}
+
+/** Renews the leases this roller still holds among `sinkIds` (a roll that outlives part of its lease); the ids renewed. */
+export async function renewLeases(db: EdgeDb, o: { roller: string; leaseSeconds: number; sinkIds: string[] }): Promise<string[]> {
+  if (o.sinkIds.length === 0) return []
+  const { rows } = await db.$client.query(
+    `update sinks set lease_expires_at = now() + make_interval(secs => $2)
+     where id = any($3::text[]) and lease_owner = $1 and state <> 'deleted'
+     returning id`,
+    [o.roller, o.leaseSeconds, o.sinkIds],
+  )
+  return rows.map((r: { id: string }) => r.id)
 }
 
 /**
@@ -145,13 +197,22 @@ export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportB
   return { projectId: row.project_id, marked: row.marked }
 }
 
-/** Ledger rows are pruned 7 days after commit (and discarded ones 7 days after the sink's delete). */
-export async function pruneLedger(db: EdgeDb): Promise<number> {
-  const { rowCount } = await db.$client.query(
-    `delete from batches where (state = 'committed' and committed_at < now() - interval '7 days')
-       or (state = 'discarded' and received_at < now() - interval '7 days')`,
-  )
-  return rowCount ?? 0
+/**
+ * Ledger rows are pruned 7 days after commit (and discarded ones 7 days after the sink's delete), in
+ * batches of `batchRows`: each delete is a short statement of its own, so pruning ten million rows
+ * never holds locks long enough to stall a send (a send touches a pending row, never a pruned one).
+ */
+export async function pruneLedger(db: EdgeDb, batchRows = 10_000): Promise<number> {
+  let pruned = 0
+  // Two predicates, each deleted on its own: the committed ones through their index (batches_prune).
+  for (const old of [`state = 'committed' and committed_at < now() - interval '7 days'`, `state = 'discarded' and received_at < now() - interval '7 days'`]) {
+    for (;;) {
+      const { rowCount } = await db.$client.query(`delete from batches where ctid = any(array(select ctid from batches where ${old} limit $1))`, [batchRows])
+      pruned += rowCount ?? 0
+      if ((rowCount ?? 0) < batchRows) break
+    }
+  }
+  return pruned
 }
 
 /**

@@ -3,6 +3,8 @@
 import { parse, toSafeNumberOrThrow } from 'lossless-json'
 import * as v from 'valibot'
 import {
+  type LeaseRenewal,
+  LeaseRenewed,
   MeasureList,
   RollAnswer,
   SinkList,
@@ -16,7 +18,7 @@ import {
 } from '../contract/internal.ts'
 import type { RollerConfig } from './config.ts'
 
-export type { SinkView }
+export type { SinkList, SinkView }
 export type Measure = MeasureList['warehouses'][number]
 
 /** A report as the roller writes it: it always says which batches it consumed and repaired. */
@@ -49,12 +51,21 @@ export class EdgeApi {
    * 'maintenance'` leases `sink` for a sweep of its table, due or not, active or disabled. A sink
    * another roller holds is not leased (an empty answer).
    */
-  async lease(opts: { sink?: string; force?: boolean; purpose?: LeasePurpose } = {}): Promise<SinkView[]> {
+  async lease(opts: { sink?: string; force?: boolean; purpose?: LeasePurpose; limit?: number; leasedBefore?: string } = {}): Promise<SinkList> {
     const query: v.InferInput<typeof SinksQuery> = { roller: this.config.rollerId, lease_seconds: String(this.config.leaseSeconds) }
     if (opts.sink) query.sink = opts.sink
     if (opts.force) query.force = 'true'
     if (opts.purpose) query.purpose = opts.purpose
-    return (await this.request(SinkList, 'GET', `/internal/sinks?${new URLSearchParams(query)}`)).sinks
+    if (opts.limit) query.limit = String(opts.limit)
+    if (opts.leasedBefore) query.leased_before = opts.leasedBefore
+    if (this.config.warehouseIds.length) query.warehouses = this.config.warehouseIds.join(',')
+    return await this.request(SinkList, 'GET', `/internal/sinks?${new URLSearchParams(query)}`)
+  }
+
+  /** Renews this roller's leases of `sinkIds`; answers the ids it still holds (a lease another roller took is not among them). */
+  async renew(sinkIds: string[]): Promise<string[]> {
+    const body: LeaseRenewal = { roller: this.config.rollerId, lease_seconds: this.config.leaseSeconds, sink_ids: sinkIds }
+    return (await this.request(LeaseRenewed, 'POST', '/internal/leases', body)).renewed
   }
 
   /** Gives back a sweep's lease, with what the sweep did (`maintenance`): never recorded as a roll. */

@@ -8,6 +8,7 @@ import { S3FileIO } from '../iceberg/io/file-io.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
 import type { RollerConfig } from './config.ts'
 import type { Logger } from './log.ts'
+import type { RollRequests } from './requests.ts'
 
 export class Warehouses {
   private pool: pg.Pool | undefined
@@ -24,7 +25,12 @@ export class Warehouses {
    */
   private sqlPool(url: string): pg.Pool {
     if (this.pool) return this.pool
-    this.pool = new pg.Pool({ connectionString: url, max: 4, application_name: `lhbox-roller ${this.config.rollerId}`.slice(0, 63) })
+    // A connection for each roll slot: concurrent rolls' commits do not queue for one.
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: Math.max(4, this.config.concurrency),
+      application_name: `lhbox-roller ${this.config.rollerId}`.slice(0, 63),
+    })
     this.pool.on('error', (err) => this.log.warn('an idle catalog connection was dropped', { error: err.message }))
     return this.pool
   }
@@ -33,14 +39,15 @@ export class Warehouses {
    * The warehouse's catalog. A REST catalog signs in with the warehouse's own token or credential (the
    * edge hands them over with the lease), else with LHBOX_CATALOG_TOKEN / LHBOX_CATALOG_CREDENTIAL.
    */
-  catalog({ warehouse: w }: { warehouse: WarehouseView }): Catalog {
+  catalog({ warehouse: w }: { warehouse: WarehouseView }, requests?: RollRequests): Catalog {
     if (w.catalog.type === 'sql') {
       if (!this.config.databaseUrl) throw new Error('DATABASE_URL is needed for SQL-catalog warehouses')
+      const pool = this.sqlPool(this.config.databaseUrl)
       return new SqlCatalog({
         name: w.catalog.catalog_name,
-        sql: this.sqlPool(this.config.databaseUrl),
+        sql: requests ? requests.sql(pool) : pool,
         warehouseLocation: w.location,
-        io: this.io({ warehouse: w }),
+        io: this.io({ warehouse: w }, requests),
       })
     }
     if (w.catalog.secret_error) throw new CatalogUnauthorized(`the edge cannot open this warehouse's catalog secret: ${w.catalog.secret_error}`)
@@ -52,17 +59,31 @@ export class Warehouses {
       scope: w.catalog.scope,
       token: own ? w.catalog.token : this.config.catalogToken,
       credential: own ? w.catalog.credential : this.config.catalogCredential,
-      s3: { endpoint: w.endpoint, region: w.region, accessKeyId: this.config.s3AccessKeyId, secretAccessKey: this.config.s3SecretAccessKey },
+      s3: {
+        endpoint: w.endpoint,
+        region: w.region,
+        accessKeyId: this.config.s3AccessKeyId,
+        secretAccessKey: this.config.s3SecretAccessKey,
+        observe: requests?.observer('s3'),
+      },
+      ...(requests ? { fetch: requests.fetch('catalog') } : {}),
     })
   }
 
-  io({ warehouse: w }: { warehouse: WarehouseView }): S3FileIO {
-    return new S3FileIO({ endpoint: w.endpoint, region: w.region, accessKeyId: this.config.s3AccessKeyId, secretAccessKey: this.config.s3SecretAccessKey })
+  /** `requests`: a roll's counts, which each request adds to. */
+  io({ warehouse: w }: { warehouse: WarehouseView }, requests?: RollRequests): S3FileIO {
+    return new S3FileIO({
+      endpoint: w.endpoint,
+      region: w.region,
+      accessKeyId: this.config.s3AccessKeyId,
+      secretAccessKey: this.config.s3SecretAccessKey,
+      observe: requests?.observer('s3'),
+    })
   }
 
   /** The warehouse bucket, where the intake, the rejects and the markers live. */
-  bucket(at: { warehouse: WarehouseView }): S3Client {
-    return this.io(at).client(at.warehouse.bucket)
+  bucket(at: { warehouse: WarehouseView }, requests?: RollRequests): S3Client {
+    return this.io(at, requests).client(at.warehouse.bucket)
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,12 @@ export interface RollerConfig {
   rollerId: string
   tickSeconds: number
   leaseSeconds: number
+  /** Rolls at once (LHBOX_ROLLER_CONCURRENCY): each tick leases only its free slots. */
+  concurrency: number
+  /** A roll with more than this many bytes waiting is large: large rolls take turns (peak memory of one). */
+  largeRollBytes: number
+  /** LHBOX_ROLLER_WAREHOUSES: lease only sinks of these warehouse ids; all when empty. */
+  warehouseIds: string[]
   /** Port of /healthz and /metrics; 0 for none. */
   metricsPort: number
   /**
@@ -45,6 +51,14 @@ function need(env: NodeJS.ProcessEnv, name: string): string {
   return value
 }
 
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name}=${raw}: expected a positive integer`)
+  return n
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
   return {
     apiUrl: need(env, 'LHBOX_URL').replace(/\/+$/, ''),
@@ -57,6 +71,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     rollerId: env.LHBOX_ROLLER_ID ?? `${hostname()}-${process.pid}`,
     tickSeconds: Number(env.LHBOX_ROLLER_TICK_SECONDS ?? 10),
     leaseSeconds: Number(env.LHBOX_ROLLER_LEASE_SECONDS ?? 300),
+    concurrency: positive(env, 'LHBOX_ROLLER_CONCURRENCY', 8),
+    largeRollBytes: positive(env, 'LHBOX_ROLLER_LARGE_ROLL_BYTES', 4 * 1024 * 1024),
+    warehouseIds: (env.LHBOX_ROLLER_WAREHOUSES ?? '')
+      .split(',')
+      .map((w) => w.trim())
+      .filter(Boolean),
     metricsPort: Number(env.LHBOX_ROLLER_PORT ?? 0),
     maxRewriteBytes: Number(env.LHBOX_UPSERT_MAX_REWRITE_BYTES ?? 256 * 1024 * 1024),
     scanThreads: Number(env.LHBOX_ROLLER_SCAN_THREADS ?? availableParallelism()),

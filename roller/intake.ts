@@ -30,6 +30,14 @@ export class EndTick extends Error {
   }
 }
 
+/** Another roller holds the sink now (or the lease could not be renewed in time): this roll commits nothing more. */
+export class LeaseLost extends EndTick {
+  constructor(message: string) {
+    super(message)
+    this.name = 'LeaseLost'
+  }
+}
+
 /** The batches waiting in the intake and the markers, in one listing of _sink/<id>/. */
 export async function listIntake(s3: Bucket, sinkId: string): Promise<{ batches: IntakeObject[]; markers: string[] }> {
   const batches: IntakeObject[] = []

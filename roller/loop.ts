@@ -1,11 +1,14 @@
-// Ticks: lease the due sinks, roll each, and keep going whatever one sink does.
+// Ticks: lease due sinks as roll slots free up, roll them side by side, and keep going whatever one sink does.
 import { loadZstd } from '../iceberg/parquet/zstd.ts'
 import { CatalogUnauthorized } from '../iceberg/catalog/index.ts'
 import { S3Error } from '../iceberg/io/s3.ts'
-import { EdgeApi, type RollReport, type SinkView } from './api.ts'
+import { EdgeApi, type RollReport, type SinkList, type SinkView } from './api.ts'
 import { Warehouses } from './catalogs.ts'
 import type { RollerConfig } from './config.ts'
-import { EndTick } from './intake.ts'
+import { EndTick, LeaseLost } from './intake.ts'
+import { Leases } from './leases.ts'
+import { RollRequests } from './requests.ts'
+import { isLarge, RollSlots } from './slots.ts'
 import { errorText, type Logger } from './log.ts'
 import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
@@ -17,11 +20,13 @@ import { ScanPool } from './scan-pool.ts'
 
 export interface Roller {
   /**
-   * Leases the due sinks (or `sink`) and rolls them one after another. Once `signal` is aborted (the
-   * service is stopping) no other roll starts: the roll under way finishes, and the sinks leased but
-   * not rolled are given back at once.
+   * Leases due sinks (or `sink`; `force` ignores the policy) as roll slots free up, most overdue first,
+   * and rolls up to LHBOX_ROLLER_CONCURRENCY of them at once, each sink once a tick. It ends when
+   * nothing more is due and its rolls are done; past `leaseForMs` it leases nothing more and ends when
+   * the rolls under way are done. Once `signal` is aborted (the service is stopping) no other roll
+   * starts: the rolls under way finish, and the sinks leased but not started are given back at once.
    */
-  tick(opts?: { force?: boolean; sink?: string; signal?: AbortSignal }): Promise<{ rolled: number; failed: number }>
+  tick(opts?: { force?: boolean; sink?: string; signal?: AbortSignal; leaseForMs?: number }): Promise<{ rolled: number; failed: number }>
   /**
    * The maintenance sweep over every active or disabled sink's table (or one), where the warehouse says
    * `roller`, each under the sink's lease; `skipped`: sinks another roller held. Once `signal` is
@@ -39,6 +44,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   const compression = loadZstd()
   const onRetry = () => metrics.commitRetries.inc()
   const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
+  const slots = new RollSlots(config.concurrency)
+  const leases = new Leases(api, config.leaseSeconds * 1000, log, metrics)
   // Threads load their code before the first lease, not inside the first roll: a lease is taken
   // only when the roller can roll at once.
   const warm = scanPool?.warm().catch((err) => log.warn('scan threads did not start; batches wait for them', { error: String(err) }))
@@ -51,16 +58,20 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     const began = Date.now()
     const cpu = process.cpuUsage()
     const reached: Record<string, number> = {}
-    const timed = (name: string) => {
+    const requests = new RollRequests()
+    // A lease lost meanwhile (another roller took the sink) ends the roll at its next step boundary,
+    // as a crash there would: recovery makes that safe, and the other roller's roll goes on alone.
+    const timed = async (name: string) => {
       reached[name] = Date.now() - began
-      return checkpoint(name)
+      await checkpoint(name)
+      if (leases.lost(sink.id)) throw new LeaseLost(`the lease of ${sink.id} was lost at ${name}`)
     }
     try {
       const rollCtx: RollContext = {
         rollId,
         rollerId: config.rollerId,
-        catalog: warehouses.catalog(sink),
-        bucket: warehouses.bucket(sink),
+        catalog: warehouses.catalog(sink, requests),
+        bucket: warehouses.bucket(sink, requests),
         compression: await compression,
         scanPool,
         retry: config.retry,
@@ -68,7 +79,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         maxRewriteBytes: config.maxRewriteBytes,
         log: slog,
         checkpoint: timed,
-        report: (r) => api.report(sink.id, r),
+        report: (r) => requests.track('edge', () => api.report(sink.id, r)),
       }
       const result = await roll(sink, rollCtx)
       if (sink.dedupe_requested_at && sink.key) {
@@ -95,6 +106,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       metrics.rowsCommitted.inc(result.rows)
       metrics.rowsRejected.inc(result.rejectedRows)
       metrics.repairs.inc(result.repaired)
+      const counted = requests.summary()
+      metrics.roundTrips.observe(counted.sequential)
       slog.info('rolled', {
         batches: result.batches,
         rows: result.rows,
@@ -102,6 +115,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         snapshots: result.snapshotIds,
         repaired: result.repaired,
         steps_ms: reached,
+        requests: counted,
         cpu_ms: cpuMs(cpu),
       })
       return true
@@ -142,15 +156,31 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     return rolled
   }
 
-  /** Leases taken by a tick that stops before rolling these sinks: released, so another roller may roll them now. */
-  async function giveBack(sinks: SinkView[]): Promise<void> {
-    for (const sink of sinks) {
-      const rollId = `stop-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
-      const slog = log.child({ sink_id: sink.id, roll_id: rollId })
-      await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true }).then(
-        () => slog.info('not rolled: the roller is stopping; its lease given back', {}),
-        (err) => slog.warn('not rolled: the roller is stopping; its lease expires by itself', { error: errorText(err) }),
-      )
+  /** A lease taken but not rolled under (the roller is stopping, or the lease is about to end): released, so another roller may roll the sink now. */
+  async function giveBack(sink: SinkView, why: string): Promise<void> {
+    const rollId = `stop-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
+    const slog = log.child({ sink_id: sink.id, roll_id: rollId })
+    await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true }).then(
+      () => slog.info(`not rolled: ${why}; its lease given back`, {}),
+      (err) => slog.warn(`not rolled: ${why}; its lease expires by itself`, { error: errorText(err) }),
+    )
+  }
+
+  /** A leased sink in its slot: rolled, unless the roller is stopping or its lease cannot be kept. */
+  async function rollLeased(sink: SinkView, signal?: AbortSignal): Promise<'rolled' | 'failed' | 'given back'> {
+    metrics.slotsBusy.set(slots.used)
+    try {
+      if (signal?.aborted) {
+        await giveBack(sink, 'the roller is stopping')
+        return 'given back'
+      }
+      if (!(await leases.ready(sink.id))) {
+        await giveBack(sink, 'its lease is about to end and could not be renewed')
+        return 'given back'
+      }
+      return (await rollOne(sink)) ? 'rolled' : 'failed'
+    } finally {
+      leases.drop(sink.id)
     }
   }
 
@@ -158,24 +188,54 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     async tick(opts = {}) {
       metrics.lastTickAt = new Date()
       await warm
-      // Switched off here (or at the edge, which then leases nothing): the batches wait in the bucket.
-      const sinks = config.sinksEnabled ? await api.lease({ force: opts.force, sink: opts.sink }) : []
-      let rolled = 0
-      let failed = 0
-      for (const [i, sink] of sinks.entries()) {
-        if (opts.signal?.aborted) {
-          await giveBack(sinks.slice(i))
-          break
+      const counts = { rolled: 0, failed: 0, 'given back': 0 }
+      const running = new Set<Promise<void>>()
+      const began = Date.now()
+      // The ledger's clock at this tick's first lease: later leases leave out what this tick leased.
+      let leasedBefore: string | undefined
+      const leasing = () => config.sinksEnabled && !opts.signal?.aborted && (!opts.leaseForMs || Date.now() - began < opts.leaseForMs)
+      while (leasing()) {
+        if (slots.free > 0) {
+          const askedAt = Date.now()
+          let got: SinkList
+          try {
+            got = await api.lease({ force: opts.force, sink: opts.sink, limit: slots.free, leasedBefore })
+          } catch (err) {
+            if (running.size === 0) throw err
+            log.error('lease failed; the rolls under way go on', { error: errorText(err) })
+            break
+          }
+          leasedBefore ??= got.now_us
+          leases.take(
+            got.sinks.map((s) => s.id),
+            askedAt,
+          )
+          for (const sink of got.sinks) {
+            const roll = slots
+              .run(isLarge(sink, config.largeRollBytes), () => rollLeased(sink, opts.signal))
+              .then((outcome) => {
+                counts[outcome]++
+                running.delete(roll)
+                metrics.slotsBusy.set(slots.used)
+              })
+            running.add(roll)
+          }
+          if (opts.sink) break
+          // Slots left and more may be due: ask again at once.
+          if (got.sinks.length > 0 && slots.free > 0) continue
         }
-        ;(await rollOne(sink)) ? rolled++ : failed++
+        if (running.size === 0) break
+        // A slot frees up, or, with nothing due, another tick's time passes (sinks fall due meanwhile).
+        await Promise.race([...running, sleep(config.tickSeconds * 1000, opts.signal)])
       }
-      // The lag gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
+      await Promise.all(running)
+      // The gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
       // disabled one its waiting batches' age, a deleted one is gone. A failed view leaves them as they are.
       await api.view().then(
         (all) => metrics.setSinks(all),
         (err) => log.warn('the sink view failed; the lag gauges keep their last values', { error: errorText(err) }),
       )
-      return { rolled, failed }
+      return { rolled: counts.rolled, failed: counts.failed }
     },
     async maintain(opts = {}) {
       let maintained = 0
@@ -192,7 +252,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         // The sink's own lease, the one its rolls take: no roll of it and no other roller's sweep meanwhile.
         let sink: SinkView | undefined
         try {
-          ;[sink] = await api.lease({ sink: listed.id, purpose: 'maintenance' })
+          ;[sink] = (await api.lease({ sink: listed.id, purpose: 'maintenance' })).sinks
         } catch (err) {
           failed++
           slog.error('maintenance failed: no lease', { error: errorText(err) })
@@ -210,7 +270,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         const renew = setInterval(
           () => {
             renewing = api.lease({ sink: leased.id, purpose: 'maintenance' }).then(
-              (got) => got.length === 0 && slog.warn('the sweep lost its lease', {}),
+              (got) => got.sinks.length === 0 && slog.warn('the sweep lost its lease', {}),
               (err) => slog.warn('the sweep could not renew its lease', { error: errorText(err) }),
             )
           },
@@ -267,6 +327,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       return { measured, failed }
     },
     close: async () => {
+      await leases.close()
       await scanPool?.close()
       await warehouses.close()
     },
@@ -290,4 +351,19 @@ function rollFailure(err: unknown): NonNullable<RollReport['error']> {
 function cpuMs(from: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(from)
   return Math.round((used.user + used.system) / 1000)
+}
+
+/** Resolves after `ms`, or at once when `signal` is aborted. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        resolve()
+      },
+      { once: true },
+    )
+  })
 }

@@ -78,7 +78,9 @@ async function main(argv: string[]): Promise<number> {
   let nextMaintenance = Date.now() + Math.min(60_000, config.maintenance.everyHours * 3600_000)
   while (!stopping) {
     try {
-      await roller.tick({ signal: stopped.signal })
+      // A tick goes on leasing as slots free up for a minute at most, so the storage meter and the
+      // sweep below get their turn however many sinks are due.
+      await roller.tick({ signal: stopped.signal, leaseForMs: Math.max(60_000, config.tickSeconds * 6000) })
     } catch (err) {
       log.error('tick failed', { error: errorText(err) })
     }

@@ -67,6 +67,28 @@ export class RollerMetrics {
     labelNames: ['warehouse'],
     registers: [this.registry],
   })
+  readonly sinksDue = new Gauge({
+    name: 'lhbox_sinks_due',
+    help: 'Sinks due to roll and not leased by any roller (at the end of this roller’s last tick): scale rollers on it',
+    registers: [this.registry],
+  })
+  readonly slotsBusy = new Gauge({
+    name: 'lhbox_roll_slots_busy',
+    help: 'Roll slots of this roller in use (LHBOX_ROLLER_CONCURRENCY in all)',
+    registers: [this.registry],
+  })
+  readonly leaseRenewals = new Counter({
+    name: 'lhbox_lease_renewals_total',
+    help: 'Lease renewals of rolls under way, by outcome (renewed; lost: another roller holds the sink; failed: the edge did not answer)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  })
+  readonly roundTrips = new Histogram({
+    name: 'lhbox_roll_round_trips',
+    help: 'Requests in a row per roll (store, catalog, edge; requests that overlap count once)',
+    buckets: [4, 6, 8, 10, 12, 16, 24, 32, 64],
+    registers: [this.registry],
+  })
   lastTickAt: Date | null = null
 
   /**
@@ -76,6 +98,7 @@ export class RollerMetrics {
    */
   async setSinks(sinks: SinkView[], now = Date.now()): Promise<void> {
     const listed = new Set<string>()
+    this.sinksDue.set(sinks.filter((s) => s.due && s.state === 'active' && (!s.lease || Date.parse(s.lease.expires_at) <= now)).length)
     for (const s of sinks) {
       listed.add(s.id)
       const oldest = s.lag.batches > 0 && s.lag.oldest_at ? Date.parse(s.lag.oldest_at) : null

@@ -79,7 +79,10 @@ export class BatchChecker {
     const checked: CheckedBatch = { batchId: batch.batchId, key: batch.key, rows: 0, columns: null, keyedRows: [], rejected: 0, rejectLines: [] }
     try {
       if (this.pool && !this.key && !isParquet(batch.key)) {
-        const read = await this.pool.read(s3.config, batch.key, this.schema, this.opts, INGEST_TS)
+        // The thread makes the GET itself (one request, counted here); a function cannot cross to it.
+        const { observe, ...config } = s3.config
+        const done = observe?.()
+        const read = await this.pool.read(config, batch.key, this.schema, this.opts, INGEST_TS).finally(() => done?.())
         if (!read) return null
         this.addScanned(read.scanned, elementIndexes(read.head.metadata), checked)
         return checked

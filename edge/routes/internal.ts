@@ -1,10 +1,13 @@
 // The roller's routes (bootstrap secret only; never served publicly):
 // GET /internal/sinks — the roller's view, and with ?roller= a lease of the due sinks (with
 // ?purpose=maintenance, of the sinks the sweep covers); POST /internal/sinks/{id}/roll — the roller's
-// report, or the release that ends a sweep (with what the sweep did); GET /internal/warehouses/measure and POST
+// report, or the release that ends a sweep (with what the sweep did); POST /internal/leases — renewals of
+// the leases a roller's rolls still need; GET /internal/warehouses/measure and POST
 // /internal/warehouses/{id}/storage — the storage meter's lease and figure.
 import { Hono } from 'hono'
 import {
+  LeaseRenewal,
+  type LeaseRenewed,
   MeasureQuery,
   RollReport,
   SinksQuery,
@@ -23,7 +26,7 @@ import type { AppEnv, Env } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { jsonBody, query } from '../validate.ts'
 import { runId, slotStart } from '../../contract/feeds.ts'
-import { applyFeedRun, applyRollReport, leaseSinks, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
+import { applyFeedRun, applyRollReport, leaseSinks, renewLeases, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
 import { leaseMeasures, applyStorage } from '../storage-ledger.ts'
 
 type Secrets = Map<string, Partial<Record<'token' | 'credential' | 'secret_error', string>>>
@@ -95,22 +98,27 @@ export const internalRoutes = new Hono<AppEnv>()
     // Switched off: the view still answers (the lag gauges), and nothing is leased, so nothing rolls.
     if (q.roller && !enabled) return c.json({ sinks: [], enabled } satisfies SinkList)
     const db = await c.var.db()
-    const rows = q.roller
-      ? await leaseSinks(db, {
-          roller: q.roller,
-          leaseSeconds: q.lease_seconds as unknown as number,
-          sinkId: q.sink ?? null,
-          force: q.force === 'true',
-          purpose: q.purpose,
-        })
-      : await viewSinks(db, q.sink ?? null)
-    const secrets = q.roller
-      ? await openSecrets(
-          c.env,
-          rows.map((r) => r.warehouse),
-        )
-      : null
-    return c.json({ sinks: rows.map((r) => rollerView(r, secrets)), enabled } satisfies SinkList)
+    if (!q.roller) return c.json({ sinks: (await viewSinks(db, q.sink ?? null)).map((r) => rollerView(r, null)), enabled } satisfies SinkList)
+    const leased = await leaseSinks(db, {
+      roller: q.roller,
+      leaseSeconds: q.lease_seconds as unknown as number,
+      sinkId: q.sink ?? null,
+      force: q.force === 'true',
+      purpose: q.purpose,
+      limit: q.limit as unknown as number | undefined,
+      leasedBefore: q.leased_before,
+      warehouseIds: q.warehouses?.split(','),
+    })
+    const secrets = await openSecrets(
+      c.env,
+      leased.sinks.map((r) => r.warehouse),
+    )
+    return c.json({ sinks: leased.sinks.map((r) => rollerView(r, secrets)), enabled, ...(leased.nowUs ? { now_us: leased.nowUs } : {}) } satisfies SinkList)
+  })
+  .post('/internal/leases', async (c) => {
+    const body = await jsonBody(c, LeaseRenewal)
+    const renewed = await renewLeases(await c.var.db(), { roller: body.roller, leaseSeconds: body.lease_seconds, sinkIds: body.sink_ids })
+    return c.json({ renewed } satisfies LeaseRenewed)
   })
   .post('/internal/sinks/:id/roll', async (c) => {
     const body = await jsonBody(c, RollReport)

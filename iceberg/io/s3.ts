@@ -16,6 +16,8 @@ export interface S3Config {
    * decide — the send route answers 503 at once, the roller's next tick tries again.
    */
   retries?: number
+  /** Told when each request starts; what it returns is called when the answer's headers are in (request counts). */
+  observe?: () => () => void
 }
 
 export interface S3Object {
@@ -126,10 +128,13 @@ export class S3Client implements Bucket {
     // Signed payload: some stores refuse UNSIGNED-PAYLOAD under a bucket-policy grant (spec, "Measured").
     headers.set('x-amz-content-sha256', init.body === undefined ? EMPTY_SHA256 : await sha256Hex(init.body))
     let res: Response
+    const done = this.config.observe?.()
     try {
       res = await this.aws.fetch(url, { ...init, headers })
     } catch (err) {
       throw new S3Error(0, 'NetworkError', `S3 unreachable: ${(err as Error).message}`)
+    } finally {
+      done?.()
     }
     return res
   }

@@ -384,6 +384,8 @@ describe('SIGTERM during a roll of `roller run`', () => {
   })
   afterAll(() => proxy?.stop())
 
+  // Two slots, and every roll large (LHBOX_ROLLER_LARGE_ROLL_BYTES=1): both sinks are leased at once,
+  // one rolls and the other waits for the large turn — leased but not started when SIGTERM comes.
   it('the roll under way finishes and reports, no other roll starts (the other due sink is given back), exit 0', { timeout: 180_000 }, async ({ expect }) => {
     const key = stack().adminKey
     const wh = await proxiedWarehouse(proxy.url)
@@ -404,7 +406,16 @@ describe('SIGTERM during a roll of `roller run`', () => {
     const seenBefore = proxy.requests.length
     const { cmd, args } = rollerCommand(['run'])
     const proc = spawn(cmd, args, {
-      env: { ...process.env, ...rollerEnv({ LHBOX_ROLLER_TICK_SECONDS: '1', LHBOX_ROLLER_ID: rollerId }) },
+      env: {
+        ...process.env,
+        ...rollerEnv({
+          LHBOX_ROLLER_TICK_SECONDS: '1',
+          LHBOX_ROLLER_ID: rollerId,
+          LHBOX_ROLLER_CONCURRENCY: '2',
+          LHBOX_ROLLER_LARGE_ROLL_BYTES: '1',
+          LHBOX_ROLLER_WAREHOUSES: wh.id,
+        }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''

@@ -1,0 +1,1 @@
+ALTER TABLE "sinks" ADD COLUMN "leased_at" timestamp with time zone;

@@ -1,0 +1,47 @@
+// Roll slots: LHBOX_ROLLER_CONCURRENCY rolls at once, so small rolls overlap their round trips. Large
+// ones take turns, one at a time, so the peak memory stays near a single large roll's.
+import type { SinkView } from './api.ts'
+
+export class RollSlots {
+  private busy = 0
+  private largeTurn: Promise<void> = Promise.resolve()
+
+  constructor(readonly size: number) {}
+
+  get free(): number {
+    return this.size - this.busy
+  }
+
+  get used(): number {
+    return this.busy
+  }
+
+  /** Runs `roll` in a slot (the caller leased no more than `free`); a large one first waits for the large turn. */
+  async run<T>(large: boolean, roll: () => Promise<T>): Promise<T> {
+    this.busy++
+    try {
+      if (!large) return await roll()
+      const before = this.largeTurn
+      let done: () => void = () => {}
+      this.largeTurn = new Promise<void>((resolve) => {
+        done = resolve
+      })
+      await before
+      try {
+        return await roll()
+      } finally {
+        done()
+      }
+    } finally {
+      this.busy--
+    }
+  }
+}
+
+/**
+ * A large roll: more than `largeBytes` waiting, or work whose memory follows the table rather than the
+ * batches (a keyed roll rewrites data files, a dedupe reads the table, a feed's run reads its source).
+ */
+export function isLarge(sink: SinkView, largeBytes: number): boolean {
+  return sink.lag.bytes > largeBytes || sink.key !== null || sink.dedupe_requested_at !== null || Boolean(sink.feed?.run)
+}
