@@ -41,7 +41,9 @@ const USAGE = `lhbox <command> [options]
   sink dedupe <sink>             [--wait]  keep the latest row per key, once; --wait polls until
                                  done (LHBOX_DEDUPE_POLL_MS, default 2000; LHBOX_DEDUPE_TIMEOUT_MS,
                                  default 900000)
-  sink list [<warehouse>]        [--all]  (--all includes deleted sinks)
+  sink list [<warehouse>]        [--all] [--limit N [--cursor C]]  by name; --all includes deleted
+                                 sinks; every page is read unless --limit N asks for one (1-1000),
+                                 with the command for the next
   sink get <sink>                state, policy, mapping, lag, received, last roll, rejects, dedupe,
                                  the last maintenance sweep and the next
   sink delete <sink>             [--discard-pending]  refused while batches wait unless given

@@ -250,12 +250,13 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
   '/v1/sinks': {
     get: {
-      summary: 'List the project’s sinks (?warehouse=, ?include_deleted=true)',
+      summary:
+        'List the project’s sinks a page at a time, by name (?warehouse=, ?include_deleted=true, ?limit= 1–1000, default 100, ?cursor= the page’s next_cursor; null on the last)',
       auth: 'api_key',
       level: 'read',
       params: queryParams(ListSinksQuery),
-      statuses: { 200: 'Sinks' },
-      answers: { 200: object({ sinks: array(SINK) }) },
+      statuses: { 200: 'A page of sinks', 400: `${MALFORMED}; invalid_request: a cursor no page gave` },
+      answers: { 200: object({ sinks: array(SINK), next_cursor: orNull(STRING) }) },
     },
     post: {
       summary: 'Create a sink; answers its send key once (a sql or files sink: none, the roller feeds it)',

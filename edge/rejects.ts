@@ -1,12 +1,11 @@
 // A sink's rejected rows, a page at a time, across its rejects files (GET /v1/sinks/{id}/rejects):
 // files in key order, lines in file order. Each line goes out as the roller wrote it, the producer's
 // row included byte for byte (contract/rejects.ts); only the roller's head is parsed, to filter.
-import { decodeBase64Url, encodeBase64Url } from 'hono/utils/encode'
 import * as v from 'valibot'
 import { rejectsKey, rejectsPrefix } from '../contract/bucket.ts'
 import { hasReason, rejectHead } from '../contract/rejects.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
-import { ApiError } from './errors.ts'
+import { decodeCursor as decode, encodeCursor as encode } from './cursor.ts'
 
 /** Where the next page starts: a batch's rejects file, and the line in it. */
 export interface RejectsCursor {
@@ -34,18 +33,10 @@ const BYTES_PER_PAGE = 32 * 1024 * 1024
 const Cursor = v.strictObject({ batch: v.pipe(v.string(), v.minLength(1)), line: v.pipe(v.number(), v.integer(), v.minValue(0)) })
 
 /** base64url of the cursor's JSON (UTF-8): opaque to a client, which gives it back unchanged. */
-export const encodeCursor = (c: RejectsCursor): string => encodeBase64Url(new TextEncoder().encode(JSON.stringify(c)).buffer).replace(/=+$/, '')
+export const encodeCursor = (c: RejectsCursor): string => encode(c)
 
 /** The cursor a page gave; 400 invalid_request for anything else. */
-export function decodeCursor(text: string): RejectsCursor {
-  try {
-    const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(decodeBase64Url(text)))
-    if (v.is(Cursor, parsed)) return parsed
-  } catch {
-    // not base64, or not JSON: answered below
-  }
-  throw new ApiError(400, 'invalid_request', 'cursor: give the next_cursor of a previous page, unchanged')
-}
+export const decodeCursor = (text: string): RejectsCursor => decode(Cursor, text)
 
 /** The batch ids whose rejects files to read, in key order, from the cursor's on. */
 async function* batchesFrom(bucket: S3Client, sinkId: string, q: RejectsQuery): AsyncGenerator<string> {

@@ -1,39 +1,43 @@
-// What GET /v1/sinks[/{id}] answers: the sink, its policy, lag (ledger), received (usage), the last
-// roll and rejects (the roller's reports), dedupe, the last maintenance sweep and the next.
+// What GET /v1/sinks[/{id}] answers of each sink (the list's paging: sink-page.ts): the sink, its policy,
+// lag (ledger), received (usage), the last roll and rejects (the roller's reports), dedupe, the last
+// maintenance sweep and the next.
 import { rejectsPrefix } from '../contract/bucket.ts'
 import type { EdgeDb } from '../db/edge.ts'
 import { iso, LAG } from './ledger-sql.ts'
 
-// `where` is one of the fixed clauses below, never caller text.
-const SELECT = `
+/**
+ * The view's columns over `s`, the sinks `chosen` picked: a subquery holding its own order and limit,
+ * so the lag and usage laterals run for the rows answered only (a page of ten thousand sinks costs a
+ * page). `chosen` is built of fixed clauses (here and sink-page.ts), never caller text.
+ */
+export const viewOf = (chosen: string) => `
 select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
        s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
        ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last, s.maintenance_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
+       (extract(epoch from s.created_at) * 1000000)::bigint as created_us,
        w.name as warehouse, w.bucket, w.endpoint as bucket_endpoint, w.region as bucket_region, w.maintenance as warehouse_maintenance,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
        extract(epoch from (now() - lag.oldest))::float8 as lag_seconds,
        rcv.batches as rcv_batches, rcv.rows as rcv_rows, rcv.bytes as rcv_bytes, ${iso('last.at')} as rcv_last_at
-from sinks s
+from (${chosen}) s
 join warehouses w on w.id = s.warehouse_id
 ${LAG}
 cross join lateral (
   select coalesce(sum(batches), 0)::float8 as batches, coalesce(sum(rows_accepted), 0)::float8 as rows, coalesce(sum(bytes), 0)::float8 as bytes
-  from usage_counters u where u.sink_id = s.id) rcv
+  -- project_id first: the counters' key is (project_id, sink_id, month), so this is an index lookup.
+  from usage_counters u where u.project_id = s.project_id and u.sink_id = s.id) rcv
 cross join lateral (select max(received_at) as at from batches b where b.sink_id = s.id) last
 `
 
 export type SinkRow = Record<string, any>
 
-export const WHERE = {
-  one: `where s.project_id = $1 and (s.id = $2 or (s.name = $2 and s.state <> 'deleted')) order by s.state = 'deleted', s.created_at desc limit 1`,
-  live: `where s.project_id = $1 and s.state <> 'deleted' and ($2::text is null or w.name = $2) order by s.name`,
-  all: `where s.project_id = $1 and ($2::text is null or w.name = $2) order by s.name, s.created_at`,
-} as const
-
-export async function selectSinks(db: EdgeDb, where: (typeof WHERE)[keyof typeof WHERE], params: [string, string | null]): Promise<SinkRow[]> {
-  const { rows } = await db.$client.query(`${SELECT} ${where}`, params)
-  return rows
+/** One sink of the project by id, or by name (the live one: a name is reused after a delete). */
+export async function selectSink(db: EdgeDb, projectId: string, ref: string): Promise<SinkRow | undefined> {
+  const chosen = `select * from sinks s where s.project_id = $1 and (s.id = $2 or (s.name = $2 and s.state <> 'deleted'))
+    order by s.state = 'deleted', s.created_at desc limit 1`
+  const { rows } = await db.$client.query(viewOf(chosen), [projectId, ref])
+  return rows[0]
 }
 
 export function sinkView(r: SinkRow, apiOrigin: string) {

@@ -9,10 +9,11 @@
 // it is. Pick a new path, or remove the old file yourself. If the API call fails, the empty file is removed.
 import { closeSync, fchmodSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { api, CliError, type Connection } from '../http.ts'
-import { json, table as grid } from '../output.ts'
+import { json } from '../output.ts'
 import { seconds, waitSettings } from '../wait.ts'
 import { SEND_USAGE, sendBatch, type KeyFile } from './send.ts'
 import { FEED_FLAGS, FEED_USAGE, feedCreateFields, feedLines, feedUpdateFields, isFeed, needsKind, runNow, type FeedView } from './sink-feeds.ts'
+import { LIST_USAGE, list } from './sink-list.ts'
 import { REJECTS_FLAGS, REJECTS_USAGE, rejects } from './sink-rejects.ts'
 import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
 import { maintenanceLines, type MaintenanceView } from './sink-maintenance.ts'
@@ -65,7 +66,7 @@ const USAGE = {
   update: `lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity] ${DEVICE_USAGE.update} ${FEED_USAGE.update}`,
   dedupe: 'lhbox sink dedupe <sink> [--wait]',
   run: FEED_USAGE.run,
-  list: 'lhbox sink list [<warehouse>] [--all]',
+  list: LIST_USAGE,
   get: 'lhbox sink get <sink> [--json]',
   rejects: REJECTS_USAGE,
   delete: 'lhbox sink delete <sink> [--discard-pending]',
@@ -333,27 +334,6 @@ async function dedupe(conn: Connection, ref: string | undefined, flags: Flags, e
       err(`  still waiting (${seconds(Date.now() - started)} s; ${s.state}, ${batches(s.lag.batches_waiting)} waiting)`)
     }
   }
-}
-
-async function list(conn: Connection, warehouse: string | undefined, flags: Flags): Promise<string> {
-  const qs = new URLSearchParams()
-  if (warehouse) qs.set('warehouse', warehouse)
-  if (flags.all) qs.set('include_deleted', 'true')
-  const { sinks } = await api<{ sinks: SinkView[] }>(conn, 'GET', `/v1/sinks${qs.size ? `?${qs}` : ''}`)
-  if (flags.json) return json(sinks)
-  return grid(
-    sinks.map((s) => ({
-      name: s.name,
-      table: `${s.warehouse}.${s.table}`,
-      state: s.state === 'disabled' && s.disabled_reason ? `disabled:${s.disabled_reason}` : s.state,
-      key: s.key?.join(',') ?? '',
-      waiting: s.lag.batches_waiting,
-      behind: s.lag.batches_waiting ? `${s.lag.seconds_behind}s` : '',
-      last_roll: s.last_roll?.at ?? '',
-      id: s.id,
-    })),
-    ['name', 'table', 'state', 'key', 'waiting', 'behind', 'last_roll', 'id'],
-  )
 }
 
 async function remove(conn: Connection, ref: string | undefined, flags: Flags): Promise<string> {

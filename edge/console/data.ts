@@ -15,17 +15,17 @@ export interface RollBins {
 
 const emptyBins = (): RollBins => ({ rolls: Array(BINS).fill(0), rows: Array(BINS).fill(0), rejected: Array(BINS).fill(0) })
 
-/** Per sink of the project (or one sink): rolls, rows committed and rows rejected per bin, last day. */
-export async function rollBins(db: EdgeDb, projectId: string, sinkId: string | null): Promise<Map<string, RollBins>> {
+/** Per sink of those given (a page of the overview, or one sink): rolls, rows committed and rows rejected per bin, last day. */
+export async function rollBins(db: EdgeDb, projectId: string, sinkIds: string[]): Promise<Map<string, RollBins>> {
   const { rows } = await db.$client.query(
     `select subject as sink_id, floor(extract(epoch from now() - at) / ${BIN_SECONDS})::int as ago, count(*)::int as rolls,
             coalesce(sum((details->'last_roll'->>'rows')::float8), 0)::float8 as rows,
             coalesce(sum((details->'last_roll'->>'rejected_rows')::float8), 0)::float8 as rejected
      from audit_events
      where project_id = $1 and action = 'sink.roll' and at > now() - make_interval(secs => ${BIN_SECONDS * BINS})
-       and ($2::text is null or subject = $2)
+       and subject = any($2::text[])
      group by 1, 2`,
-    [projectId, sinkId],
+    [projectId, sinkIds],
   )
   const bySink = new Map<string, RollBins>()
   for (const r of rows) {

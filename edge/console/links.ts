@@ -3,6 +3,9 @@
 
 export const sinkHref = (sinkId: string) => `#/sinks/${sinkId}`
 
+/** The overview; with a cursor, the page of sinks it starts (GET /v1/sinks's next_cursor). */
+export const overviewHref = (cursor?: string) => (cursor ? `#/?${new URLSearchParams({ cursor })}` : '#/')
+
 /** A table as <warehouse>.<namespace>.<table>, the API's own path form. */
 export const tableHref = (warehouse: string, table: string) => `#/tables/${encodeURIComponent(`${warehouse}.${table}`)}`
 

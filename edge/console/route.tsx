@@ -11,10 +11,11 @@ import { requireKey } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
 import { levelAtLeast } from '../keys.ts'
 import { encodeCursor } from '../rejects.ts'
-import { findSink, origin, RejectsQuery, sinkRejects } from '../routes/sinks.ts'
+import { findSink, ListSinksQuery, origin, RejectsQuery, sinkRejects } from '../routes/sinks.ts'
 import { catalogOf, parseTablePath } from '../routes/tables.ts'
 import { usageView } from '../routes/usage.ts'
-import { selectSinks, sinkView, WHERE } from '../sink-view.ts'
+import { sinkPage } from '../sink-page.ts'
+import { sinkView } from '../sink-view.ts'
 import { storageView } from '../storage.ts'
 import { query } from '../validate.ts'
 import { CLIENT_JS } from './client.ts'
@@ -57,6 +58,8 @@ const view = (c: Context<AppEnv>, page: JSX.Element) => {
 }
 
 const REJECTS_PER_PAGE = 50
+// A project of ten thousand sinks shows them a page at a time, as GET /v1/sinks does.
+const SINKS_PER_PAGE = 100
 const ROLLS_SHOWN = 50
 const SAMPLE_ROWS = 10
 
@@ -67,13 +70,16 @@ export const consoleRoutes = new Hono<AppEnv>()
   .get('/console/console.js', (c) => c.body(CLIENT_JS, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }))
   .get('/console/console.css', (c) => c.body(CONSOLE_CSS, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'no-cache' }))
   .get('/console/f/overview', requireKey('read'), async (c) => {
+    const { cursor } = query(c, ListSinksQuery)
     const db = await c.var.db()
     const projectId = c.var.principal.projectId
-    const [rows, whs, bins] = await Promise.all([
-      selectSinks(db, WHERE.live, [projectId, null]),
+    const [page, whs] = await Promise.all([
+      sinkPage(db, projectId, { includeDeleted: false, cursor, limit: SINKS_PER_PAGE }),
       db.select().from(warehouses).where(eq(warehouses.projectId, projectId)).orderBy(warehouses.name),
-      rollBins(db, projectId, null),
     ])
+    // The day's rolls of this page's sinks only.
+    const ids = page.rows.map((r) => r.id)
+    const bins = await rollBins(db, projectId, ids)
     const lines = whs.map((w) => ({
       name: w.name,
       bucket: w.bucket,
@@ -81,7 +87,17 @@ export const consoleRoutes = new Hono<AppEnv>()
       maintenance: w.maintenance,
       storage: storageView(w),
     }))
-    return view(c, <Overview warehouses={lines} sinks={rows.map((r) => sinkView(r, origin(c)))} bins={bins} now={Date.now()} />)
+    return view(
+      c,
+      <Overview
+        warehouses={lines}
+        sinks={page.rows.map((r) => sinkView(r, origin(c)))}
+        bins={bins}
+        next={page.next}
+        paged={cursor !== undefined}
+        now={Date.now()}
+      />,
+    )
   })
   .get('/console/f/usage', requireKey('read'), async (c) => {
     const db = await c.var.db()
@@ -92,7 +108,7 @@ export const consoleRoutes = new Hono<AppEnv>()
     const row = await findSink(c, c.req.param('sink'))
     const db = await c.var.db()
     const projectId = c.var.principal.projectId
-    const [bins, lag, history] = await Promise.all([rollBins(db, projectId, row.id), lagBins(db, row.id), rollHistory(db, projectId, row.id, ROLLS_SHOWN)])
+    const [bins, lag, history] = await Promise.all([rollBins(db, projectId, [row.id]), lagBins(db, row.id), rollHistory(db, projectId, row.id, ROLLS_SHOWN)])
     const now = Date.now()
     const canWrite = levelAtLeast(c.var.principal.level, 'write') && row.state !== 'deleted'
     return view(

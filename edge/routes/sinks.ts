@@ -18,7 +18,8 @@ import { newKey, randomHex, sha256Hex } from '../keys.ts'
 import { decodeCursor, encodeCursor, readRejects } from '../rejects.ts'
 import { bucketClient } from '../s3.ts'
 import { checkColumnTypes, checkKey, checkPartitioning, docsHint, POLICY } from '../sink-rules.ts'
-import { selectSinks, sinkView, WHERE, type SinkRow } from '../sink-view.ts'
+import { sinkPage } from '../sink-page.ts'
+import { selectSink, sinkView, type SinkRow } from '../sink-view.ts'
 import { jsonBody, query, text } from '../validate.ts'
 import { compileDevice } from '../devices/compile.ts'
 import { DeviceRequire, DeviceStrip, Mapping } from '../devices/schemas.ts'
@@ -50,8 +51,14 @@ export const CreateSink = v.strictObject({
 /** /v1/sinks/{sink_id}: a sink's id (snk_…) or its name; nothing else can name a sink. */
 export const SINK_REF = v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/))
 
-/** GET /v1/sinks */
-export const ListSinksQuery = v.object({ warehouse: v.optional(text()), include_deleted: v.optional(v.picklist(['true', 'false'])) })
+/** GET /v1/sinks: a page of the project's sinks, from the cursor a page gave. */
+export const ListSinksQuery = v.object({
+  warehouse: v.optional(text()),
+  include_deleted: v.optional(v.picklist(['true', 'false'])),
+  // Exactly 1 to 1000 in the pattern itself, so the OpenAPI document says what is taken (schemathesis holds us to it).
+  limit: v.optional(v.pipe(v.string(), v.regex(/^(?:1000|[1-9][0-9]{0,2})$/, 'limit: 1 to 1000'), v.transform(Number)), '100'),
+  cursor: v.optional(v.pipe(v.string(), v.minLength(1))),
+})
 
 export const UpdateSink = v.strictObject({
   key: v.optional(v.nullable(Key)),
@@ -70,7 +77,7 @@ export const origin = (c: Context) => new URL(c.req.url).origin
 export async function findSink(c: Context<AppEnv>, idOrName: string): Promise<SinkRow> {
   const db = await c.var.db()
   // Text that is neither an id nor a name (a NUL, say, which Postgres refuses) names no sink.
-  const [row] = v.is(SINK_REF, idOrName) ? await selectSinks(db, WHERE.one, [c.var.principal.projectId, idOrName]) : []
+  const row = v.is(SINK_REF, idOrName) ? await selectSink(db, c.var.principal.projectId, idOrName) : undefined
   // Another project's sink is simply not found: nothing about it is told.
   if (!row) throw new ApiError(404, 'sink_not_found', `no sink ${idOrName} in this project`)
   return row
@@ -203,7 +210,8 @@ export const sinkRoutes = new Hono<AppEnv>()
       subject: id,
       details: { name: body.name, warehouse: w.name, table: body.table },
     })
-    const [row] = await selectSinks(db, WHERE.one, [principal.projectId, id])
+    // Just inserted in this project: it is there.
+    const row = (await selectSink(db, principal.projectId, id)) as SinkRow
     const hint = docsHint(table.metadata, `${w.name}.${body.table}`)
     // The send key is answered once; only its SHA-256 is kept. No IAM write, no commit. A feed sink has
     // no producer: its key is never answered, so nothing can send to it.
@@ -212,8 +220,13 @@ export const sinkRoutes = new Hono<AppEnv>()
   .get('/v1/sinks', requireKey('read'), async (c) => {
     const q = query(c, ListSinksQuery)
     const db = await c.var.db()
-    const rows = await selectSinks(db, q.include_deleted === 'true' ? WHERE.all : WHERE.live, [c.var.principal.projectId, q.warehouse ?? null])
-    return c.json({ sinks: rows.map((r) => sinkView(r, origin(c))), ...switchedOff(c) })
+    const page = await sinkPage(db, c.var.principal.projectId, {
+      warehouse: q.warehouse,
+      includeDeleted: q.include_deleted === 'true',
+      cursor: q.cursor,
+      limit: q.limit,
+    })
+    return c.json({ sinks: page.rows.map((r) => sinkView(r, origin(c))), next_cursor: page.next, ...switchedOff(c) })
   })
   .get('/v1/sinks/:sink', requireKey('read'), async (c) => c.json({ ...sinkView(await findSink(c, c.req.param('sink')), origin(c)), ...switchedOff(c) }))
   .patch('/v1/sinks/:sink', requireKey('write'), async (c) => {

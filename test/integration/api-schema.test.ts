@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenvNamed } from '../support/python.ts'
-import { createTable, newProject, newSink, type Sink, uid } from '../support/sinks.ts'
+import { createTable, listSinks, newProject, newSink, type Sink, uid } from '../support/sinks.ts'
 import { call, newApiKey, stack } from '../support/stack.ts'
 
 /** schemathesis and everything `pip freeze` lists after installing it into a fresh venv (python 3.11, 2026-12). */
@@ -94,10 +94,10 @@ checks.missing_required_header.enabled = false
 include-name = ["POST /v1/tables", "POST /v1/sinks", "PATCH /v1/sinks/{sink_id}", "PATCH /v1/tables/{warehouse}.{namespace}.{table}/docs"]
 checks.positive_data_acceptance.expected-statuses = ${toml(ACCEPTED_OR_400)}
 
-# The rejects page's cursor is opaque: only a next_cursor a page gave is taken, anything else is a
-# documented 400 invalid_request (sink-rejects pins it).
+# The rejects page's and the sinks list's cursors are opaque: only a next_cursor a page gave is taken,
+# anything else is a documented 400 invalid_request (sink-rejects and sinks-control pin it).
 [[operations]]
-include-name = ["GET /v1/sinks/{sink_id}/rejects"]
+include-name = ["GET /v1/sinks/{sink_id}/rejects", "GET /v1/sinks"]
 checks.positive_data_acceptance.expected-statuses = ${toml(ACCEPTED_OR_400)}
 
 # A deleted sink stays readable by its id, with state "deleted" and deleted_at, as include_deleted lists
@@ -179,8 +179,7 @@ afterAll(async () => {
   // Every live sink of both projects goes, and with it its batches (the table stays, as the spec says).
   for (const key of [admin?.key, sender?.key]) {
     if (!key) continue
-    const { body } = await call('/v1/sinks', { key })
-    for (const s of body?.sinks ?? []) await call(`/v1/sinks/${s.id}`, { key, method: 'DELETE' })
+    for (const s of await listSinks(key)) await call(`/v1/sinks/${s.id}`, { key, method: 'DELETE' })
   }
   if (work && !keep) rmSync(work, { recursive: true, force: true })
 })

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { lhbox } from '../support/cli.ts'
-import { uid } from '../support/sinks.ts'
+import { listSinks, uid } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 /** This run's namespace and sink names' stem: the file runs on both edges against one stack. */
@@ -16,9 +16,9 @@ const admin = () => stack().adminKey
 const SEND_KEY = /al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/
 
 async function sinksOn(table: string, all = false) {
-  const res = await call(`/v1/sinks?warehouse=${stack().warehouse}${all ? '&include_deleted=true' : ''}`, { key: admin() })
-  expect(res.status).toBe(200)
-  return (res.body.sinks as Array<{ id: string; name: string; table: string; state: string }>).filter((s) => s.table === table)
+  // Every page: the shared project holds more sinks than one.
+  const sinks = await listSinks(admin(), `warehouse=${stack().warehouse}${all ? '&include_deleted=true' : ''}`)
+  return (sinks as Array<{ id: string; name: string; table: string; state: string }>).filter((s) => s.table === table)
 }
 
 async function getSink(ref: string) {

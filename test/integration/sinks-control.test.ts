@@ -1,14 +1,17 @@
 // The sinks' control plane through real workerd: create (the spec's table checks, the send key once,
-// iam_writes, docs_hint), list/get, patch, delete, dedupe, usage, connection, audit.
+// iam_writes, docs_hint), list (a page at a time: the API, lhbox and the console's overview)/get,
+// patch, delete, dedupe, usage, connection, audit.
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { lhbox } from '../support/cli.ts'
 import { call, expectError, secretOf, stack } from '../support/stack.ts'
 import {
   createTable,
   database,
   intakeObjects,
   ledger,
+  listSinks,
   newProject,
   newSink,
   poll,
@@ -253,15 +256,16 @@ describe('GET /v1/sinks', () => {
     expect((await call('/v1/warehouses', { key: admin, json: { name: other } })).status).toBe(201)
     const here = await newSink(admin)
     const there = await newSink(admin, { tableSpec: { warehouse: other }, sink: { warehouse: other } })
-    const all = await call('/v1/sinks', { key: admin })
-    expect(all.status).toBe(200)
-    const ids = all.body.sinks.map((s: { id: string }) => s.id)
+    // The shared project holds every file's sinks: more than a page, so every page is read.
+    const all = await listSinks(admin)
+    const ids = all.map((s: { id: string }) => s.id)
     expect(ids).toEqual(expect.arrayContaining([here.id, there.id]))
-    const names = all.body.sinks.map((s: { name: string }) => s.name)
+    const names = all.map((s: { name: string }) => s.name)
     expect(names).toEqual([...names].sort())
     const only = await call(`/v1/sinks?warehouse=${other}`, { key: admin })
     expect(only.body.sinks.map((s: { id: string }) => s.id)).toEqual([there.id])
-    expect((await call('/v1/sinks?warehouse=nope', { key: admin })).body).toEqual({ sinks: [] })
+    expect(only.body.next_cursor).toBeNull()
+    expect((await call('/v1/sinks?warehouse=nope', { key: admin })).body).toEqual({ sinks: [], next_cursor: null })
     expectError(await call('/v1/sinks?include_deleted=yes', { key: admin }), 400, 'invalid_request')
 
     const byId = await call(`/v1/sinks/${here.id}`, { key: admin })
@@ -269,9 +273,198 @@ describe('GET /v1/sinks', () => {
     expect(byId.status).toBe(200)
     expect(byName.body).toEqual(byId.body)
     expect(byId.body).toMatchObject({ id: here.id, name: here.name, table: here.table, state: 'active' })
-    expect(all.body.sinks.find((s: { id: string }) => s.id === here.id)).toEqual(byId.body)
+    expect(all.find((s: { id: string }) => s.id === here.id)).toEqual(byId.body)
     expectError(await call('/v1/sinks/snk_0000000000000000', { key: admin }), 404, 'sink_not_found')
     expectError(await call('/v1/sinks/no-such-sink', { key: admin }), 404, 'sink_not_found')
+  })
+})
+
+describe('GET /v1/sinks a page at a time', () => {
+  // A project of its own holding 250 sinks, named p000…p249: i % 5 < 3 in warehouse wa (150), the rest
+  // in wb (100), so the two interleave by name. Both warehouses are maintenance "off" and every sink's
+  // roll_seconds is the ceiling: no roller of the shared stack sweeps or rolls them (nothing is sent).
+  const N = 250
+  const PAGE = /^[A-Za-z0-9_-]+$/
+  let key: string
+  let made: Array<{ id: string; name: string; warehouse: string; table: string }>
+  const nameOf = (i: number) => `p${String(i).padStart(3, '0')}`
+  const warehouseOf = (i: number) => (i % 5 < 3 ? 'wa' : 'wb')
+  const ids = (sinks: Array<{ id: string }>) => sinks.map((s) => s.id)
+
+  /** Every page of GET /v1/sinks?<query>&limit=<limit>, and the sizes and cursors they answered. */
+  async function pages(query: string, limit: number, from?: string) {
+    const sinks: Array<{ id: string; name: string; state: string; warehouse: string }> = []
+    const sizes: number[] = []
+    const cursors: Array<string | null> = []
+    let cursor: string | null = from ?? null
+    do {
+      const res = await call(`/v1/sinks?${query}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, { key })
+      expect(res.status, res.text).toBe(200)
+      expect(Object.keys(res.body)).toEqual(['sinks', 'next_cursor'])
+      sinks.push(...res.body.sinks)
+      sizes.push(res.body.sinks.length)
+      cursor = res.body.next_cursor
+      cursors.push(cursor)
+      if (cursor !== null) expect(cursor).toMatch(PAGE)
+    } while (cursor)
+    return { sinks, sizes, cursors }
+  }
+
+  beforeAll(async () => {
+    const p = await newProject()
+    key = p.key
+    for (const name of ['wa', 'wb']) expect((await call('/v1/warehouses', { key, json: { name, maintenance: 'off' } })).status).toBe(201)
+    made = []
+    const one = async (i: number) => {
+      const warehouse = warehouseOf(i)
+      const table = await createTable(key, { warehouse, namespace: 'paged', name: `t${i}` })
+      const res = await postSink(key, { warehouse, name: nameOf(i), table, roll_seconds: 86_400 })
+      expect(res.status, res.text).toBe(201)
+      made.push({ id: res.body.id, name: nameOf(i), warehouse, table })
+    }
+    // The namespace first in each warehouse, then a few at a time.
+    await one(0)
+    await one(3)
+    const rest = Array.from({ length: N }, (_, i) => i).filter((i) => i !== 0 && i !== 3)
+    for (let at = 0; at < rest.length; at += 8) await Promise.all(rest.slice(at, at + 8).map(one))
+    made.sort((a, b) => (a.name < b.name ? -1 : 1))
+  }, 10 * 60_000)
+
+  it('pages through 250 sinks 100 at a time: 100, 100, 50 by name, none twice, none missed, the last cursor null', async () => {
+    const { sinks, sizes, cursors } = await pages('', 100)
+    expect(sizes).toEqual([100, 100, 50])
+    expect(cursors).toEqual([expect.stringMatching(PAGE), expect.stringMatching(PAGE), null])
+    expect(ids(sinks)).toEqual(ids(made))
+    expect(new Set(ids(sinks)).size).toBe(N)
+    // Each sink as GET /v1/sinks/{id} shows it.
+    expect(sinks[137]).toEqual((await call(`/v1/sinks/${made[137].id}`, { key })).body)
+
+    // 100 when no limit is given; the cursor is the position, so the same page answers the same one.
+    const first = await call('/v1/sinks', { key })
+    expect(ids(first.body.sinks)).toEqual(ids(made.slice(0, 100)))
+    expect(first.body.next_cursor).toBe(cursors[0])
+    // A page that ends exactly at the last sink says so: no empty page after it.
+    expect(await pages('', 250)).toMatchObject({ sizes: [250], cursors: [null] })
+    expect(await pages('', 1000)).toMatchObject({ sizes: [250], cursors: [null] })
+    const single = await call('/v1/sinks?limit=1', { key })
+    expect(ids(single.body.sinks)).toEqual([made[0].id])
+    // A page of 7 at a time meets the same sinks in the same order.
+    expect(ids((await pages('', 7)).sinks)).toEqual(ids(made))
+  })
+
+  it('refuses a limit outside 1–1000 and a cursor no page gave, 400 invalid_request', async () => {
+    for (const limit of ['0', '1001', 'x', '', '01', '1.5', '-1', '100abc'])
+      expectError(await call(`/v1/sinks?limit=${encodeURIComponent(limit)}`, { key }), 400, 'invalid_request')
+    const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
+    const rejectsCursor = b64({ batch: 'b', line: 0 })
+    for (const cursor of [
+      '',
+      'x',
+      '%%%',
+      b64('not json'),
+      b64({ name: 'p100' }),
+      b64({ name: 'p100', created_us: -1, id: 'snk_0' }),
+      b64({ name: 'p100', created_us: 1e300, id: 'snk_0' }),
+      b64({ name: 'p\u0000', created_us: 0, id: 'snk_0' }),
+      rejectsCursor,
+    ]) {
+      expectError(await call(`/v1/sinks?cursor=${encodeURIComponent(cursor)}`, { key }), 400, 'invalid_request')
+    }
+  })
+
+  it('lhbox sink list reads every page; --limit N prints one and the command for the next', async () => {
+    const env = { LHBOX_API_KEY: key }
+    const json = await lhbox(['sink', 'list', '--json'], { env })
+    expect(json.code, json.stderr).toBe(0)
+    expect(ids(JSON.parse(json.stdout))).toEqual(ids(made))
+    const human = await lhbox(['sink', 'list'], { env })
+    expect(human.code, human.stderr).toBe(0)
+    const lines = human.stdout.trim().split('\n')
+    expect(lines[0]).toMatch(/^NAME\s+TABLE\s+STATE/)
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual(made.map((s) => s.name))
+
+    // One page at a time, in warehouse wa (150 sinks), following the printed command.
+    const first = await lhbox(['sink', 'list', 'wa', '--limit', '100'], { env })
+    expect(first.code, first.stderr).toBe(0)
+    const more = first.stdout.trimEnd().match(/\nmore: lhbox sink list wa --limit 100 --cursor ([A-Za-z0-9_-]+)$/)
+    expect(more, first.stdout.slice(-300)).not.toBeNull()
+    expect(first.stdout.trim().split('\n')).toHaveLength(1 + 100 + 1)
+    const second = await lhbox(['sink', 'list', 'wa', '--limit', '100', '--cursor', (more as RegExpMatchArray)[1], '--json'], { env })
+    expect(second.code, second.stderr).toBe(0)
+    const page = JSON.parse(second.stdout)
+    expect(page.next_cursor).toBeNull()
+    expect(ids(page.sinks)).toEqual(ids(made.filter((s) => s.warehouse === 'wa').slice(100)))
+
+    const bad = await lhbox(['sink', 'list', '--limit', '0'], { env })
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toMatch(/^error: invalid_request: .*1 to 1000/)
+  })
+
+  it('the console’s overview shows 100 sinks a page, with a link to the next', async () => {
+    const seen: string[] = []
+    let href: string | null = '#/'
+    const sizes: number[] = []
+    while (href) {
+      const query = href.slice('#/'.length)
+      const res = await call(`/console/f/overview${query}`, { key })
+      expect(res.status, res.text.slice(0, 300)).toBe(200)
+      const rows = [...res.text.matchAll(/<tr data-sink="(snk_[0-9a-f]+)"/g)].map((m) => m[1])
+      sizes.push(rows.length)
+      seen.push(...rows)
+      if (seen.length > rows.length) expect(res.text).toContain('href="#/">First page</a>')
+      href = res.text.match(/<a href="(#\/\?cursor=[A-Za-z0-9_-]+)" id="next-sinks">/)?.[1] ?? null
+    }
+    expect(sizes).toEqual([100, 100, 50])
+    expect(seen).toEqual(ids(made))
+    expectError(await call('/console/f/overview?cursor=x', { key }), 400, 'invalid_request')
+  })
+
+  it('pages with ?warehouse= and ?include_deleted=true too, a deleted sink beside the live one of its name', async () => {
+    const inA = made.filter((s) => s.warehouse === 'wa')
+    const inB = made.filter((s) => s.warehouse === 'wb')
+    const a = await pages('warehouse=wa', 100)
+    expect(a.sizes).toEqual([100, 50])
+    expect(ids(a.sinks)).toEqual(ids(inA))
+    const b = await pages('warehouse=wb', 100)
+    expect(b.sizes).toEqual([100])
+    expect(ids(b.sinks)).toEqual(ids(inB))
+
+    // Three sinks of wa deleted (p000, p001, p005); p000's table takes a new sink of the same name.
+    const gone = [inA[0], inA[1], inA[3]]
+    expect(gone.map((s) => s.name)).toEqual(['p000', 'p001', 'p005'])
+    for (const s of gone) expect((await call(`/v1/sinks/${s.id}`, { key, method: 'DELETE' })).status).toBe(202)
+    const again = await postSink(key, { warehouse: 'wa', name: 'p000', table: inA[0].table, roll_seconds: 86_400 })
+    expect(again.status, again.text).toBe(201)
+    const goneIds = ids(gone)
+    const live = [{ ...inA[0], id: again.body.id }, ...made.slice(1).filter((s) => !goneIds.includes(s.id))]
+
+    const liveAll = await pages('', 100)
+    expect(liveAll.sizes).toEqual([100, 100, 48])
+    expect(ids(liveAll.sinks)).toEqual(ids(live))
+    const liveA = await pages('warehouse=wa', 100)
+    expect(liveA.sizes).toEqual([100, 48])
+    expect(ids(liveA.sinks)).toEqual(ids(live.filter((s) => s.warehouse === 'wa')))
+
+    // With the deleted ones: 251, a name's sinks in the order they were made (the deleted p000 first).
+    const everything = [inA[0], live[0], ...made.slice(1)]
+    const all = await pages('include_deleted=true', 100)
+    expect(all.sizes).toEqual([100, 100, 51])
+    expect(ids(all.sinks)).toEqual(ids(everything))
+    expect(all.sinks.filter((s) => s.state === 'deleted').map((s) => s.id)).toEqual(goneIds)
+    expect(new Set(ids(all.sinks)).size).toBe(N + 1)
+
+    // A page boundary between the two sinks named p000 loses neither: one a page, then the rest of wa.
+    const oneByOne = await pages('include_deleted=true&warehouse=wa', 1)
+    expect(oneByOne.sizes).toEqual(Array(151).fill(1))
+    expect(ids(oneByOne.sinks.slice(0, 2))).toEqual([inA[0].id, again.body.id])
+    expect(oneByOne.sinks[0]).toMatchObject({ name: 'p000', state: 'deleted' })
+    expect(oneByOne.sinks[1]).toMatchObject({ name: 'p000', state: 'active' })
+    const afterFirst = oneByOne.cursors[0] as string
+    const rest = await pages('include_deleted=true&warehouse=wa', 100, afterFirst)
+    expect(rest.sizes).toEqual([100, 50])
+    expect(ids(rest.sinks)).toEqual(ids(everything.filter((s) => s.warehouse === 'wa').slice(1)))
+    // wb's pages are as they were.
+    expect(ids((await pages('include_deleted=true&warehouse=wb', 100)).sinks)).toEqual(ids(inB))
   })
 })
 
@@ -329,9 +522,9 @@ describe('DELETE /v1/sinks/{id|name}', () => {
 
     expectError(await call(`/v1/sinks/${sink.name}`, { key: admin }), 404, 'sink_not_found')
     expect((await call(`/v1/sinks/${sink.id}`, { key: admin })).body).toMatchObject({ state: 'deleted', deleted_at: expect.stringMatching(/Z$/) })
-    expect((await call('/v1/sinks', { key: admin })).body.sinks.map((s: { id: string }) => s.id)).not.toContain(sink.id)
-    const withDeleted = await call('/v1/sinks?include_deleted=true', { key: admin })
-    expect(withDeleted.body.sinks.find((s: { id: string }) => s.id === sink.id)).toMatchObject({ state: 'deleted', name: sink.name })
+    expect((await listSinks(admin)).map((s: { id: string }) => s.id)).not.toContain(sink.id)
+    const withDeleted = await listSinks(admin, 'include_deleted=true')
+    expect(withDeleted.find((s: { id: string }) => s.id === sink.id)).toMatchObject({ state: 'deleted', name: sink.name })
     expectError(await call(`/v1/sinks/${sink.id}`, { key: admin, method: 'DELETE' }), 404, 'sink_not_found')
     expectError(await call(`/v1/sinks/${sink.id}`, { key: admin, method: 'PATCH', json: { roll_seconds: 60 } }), 404, 'sink_not_found')
 

@@ -55,6 +55,25 @@ export function postSink(key: string, body: Record<string, unknown>): Promise<An
   return call('/v1/sinks', { key, json: { warehouse: stack().warehouse, ...body } })
 }
 
+/**
+ * GET /v1/sinks every page, following next_cursor (asserts each 200): the whole list, for a project
+ * with more sinks than a page (the shared stack's). `query` is the rest of the query, e.g. `warehouse=w`.
+ */
+export async function listSinks(key: string, query = ''): Promise<any[]> {
+  const sinks: any[] = []
+  let cursor: string | null = null
+  do {
+    const params = new URLSearchParams(query)
+    params.set('limit', '1000')
+    if (cursor) params.set('cursor', cursor)
+    const res = await call(`/v1/sinks?${params}`, { key })
+    if (res.status !== 200) throw new Error(`GET /v1/sinks?${params}: ${res.status} ${res.text}`)
+    sinks.push(...res.body.sinks)
+    cursor = res.body.next_cursor
+  } while (cursor)
+  return sinks
+}
+
 export interface Sink {
   id: string
   name: string

@@ -1,11 +1,11 @@
-// The overview: the project's warehouses and every live sink with its state, lag against its policy,
-// last roll, the last day's rejects, and rows committed per roll over the day.
+// The overview: the project's warehouses and its live sinks, a page at a time by name, each with its
+// state, lag against its policy, last roll, the last day's rejects, and rows committed per roll over the day.
 import type { sinkView } from '../../sink-view.ts'
 import type { storageView } from '../../storage.ts'
 import { Sparkline } from '../charts.tsx'
 import { noRolls, type RollBins } from '../data.ts'
 import { ago, bytes, count, duration, lagState } from '../format.ts'
-import { sinkHref, tableHref } from '../links.ts'
+import { overviewHref, sinkHref, tableHref } from '../links.ts'
 
 type SinkView = ReturnType<typeof sinkView>
 
@@ -17,8 +17,17 @@ export interface WarehouseLine {
   storage: ReturnType<typeof storageView>
 }
 
-export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]; bins: Map<string, RollBins>; now: number }) {
-  const { warehouses, sinks, bins, now } = props
+export function Overview(props: {
+  warehouses: WarehouseLine[]
+  sinks: SinkView[]
+  bins: Map<string, RollBins>
+  /** The next page's cursor (GET /v1/sinks's next_cursor); null on the last page. */
+  next: string | null
+  /** Whether this is a page after the first. */
+  paged: boolean
+  now: number
+}) {
+  const { warehouses, sinks, bins, next, paged, now } = props
   return (
     <section>
       <h1>Overview</h1>
@@ -57,7 +66,7 @@ export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]
       )}
       <h2>Sinks</h2>
       {sinks.length === 0 ? (
-        <p class="empty">No sink yet: create one with lhbox sink create NAME --table NS.TABLE.</p>
+        <p class="empty">{paged ? 'No more sinks.' : 'No sink yet: create one with lhbox sink create NAME --table NS.TABLE.'}</p>
       ) : (
         <div class="scroll">
           <table class="list stack" id="sinks">
@@ -113,6 +122,14 @@ export function Overview(props: { warehouses: WarehouseLine[]; sinks: SinkView[]
           </table>
         </div>
       )}
+      <p class="pager">
+        {paged ? <a href={overviewHref()}>First page</a> : null}
+        {next ? (
+          <a href={overviewHref(next)} id="next-sinks">
+            Next page
+          </a>
+        ) : null}
+      </p>
     </section>
   )
 }
