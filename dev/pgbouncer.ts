@@ -34,6 +34,8 @@ export async function startPgbouncer(stateDir: string, port: number, postgresPor
       'auth_type = plain',
       `auth_file = ${join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
+      // SHOW STATS on the admin console (database pgbouncer): bench:intake counts the statements per send.
+      `stats_users = ${PG_USER}`,
       'max_client_conn = 1000',
       'default_pool_size = 40',
       'ignore_startup_parameters = extra_float_digits,options',

@@ -26,6 +26,10 @@
 // Options (env): BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (20), BENCH_WARMUP (s, 2),
 // BENCH_ROUNDS (1; more rounds alternate the order), BENCH_DB_DELAY_MS (100; 0 leaves the database
 // paths out), LHBOX_BENCH_KEEP=1 keeps the state folder.
+//
+// `npm run bench:intake -- --sinks 10000 [--ledger-rows 1000000] [--due 100]` runs the fleet instead
+// (test/bench/intake-fleet.ts): sends spread over that many sinks beside the one-sink send side,
+// statements and Postgres CPU per send, and the ledger statement's own ceiling on this Postgres.
 import autocannon, { type Result } from 'autocannon'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -42,6 +46,8 @@ import { sha256Hex } from '../../edge/keys.ts'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { api, benchStack, type BenchStack, Cleanup, deadline, fmt, rowJson, sinkHolds, tableAndSink } from './common.ts'
 import { startDbPaths } from './db-paths.ts'
+import { intOptions } from './fleet.ts'
+import { intakeFleet } from './intake-fleet.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20)
@@ -49,6 +55,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1)
 const DB_DELAY_MS = Number(process.env.BENCH_DB_DELAY_MS ?? 100)
 const ROWS = 10
+const FLEET = intOptions({ sinks: 0, 'ledger-rows': 1_000_000, due: 100 })
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const log = (line: string) => console.log(`[bench:intake] ${line}`)
@@ -321,4 +328,14 @@ function statusCounts(r: Result): Record<string, number> {
   return Object.fromEntries(Object.entries(r.statusCodeStats).map(([k, v]) => [k, v.count]))
 }
 
-await main()
+if (FLEET.sinks > 0)
+  await intakeFleet({
+    sinks: FLEET.sinks,
+    ledgerRows: FLEET['ledger-rows'],
+    due: Math.min(FLEET.due, FLEET.sinks),
+    duration: DURATION,
+    warmup: WARMUP,
+    connections: CONNECTIONS,
+    rounds: ROUNDS,
+  })
+else await main()
