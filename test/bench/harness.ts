@@ -10,7 +10,7 @@
 //   - medians of the work time, the process time and the peak RSS of each side, the ratios, and
 //     the load average at the start and at the end.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -61,12 +61,15 @@ function killChildren(): void {
   }
 }
 
-/** Prints the load average, arms the deadline, and kills the measured children on the way out. */
-export function startBench(name: string, deadlineMs: number): Bench {
+/**
+ * Prints the load average, arms the deadline, and kills the measured children on the way out.
+ * `runs`: the repetitions the bench makes (BENCH_RUNS unless it has its own default, e.g. a --quick run).
+ */
+export function startBench(name: string, deadlineMs: number, runs = RUNS): Bench {
   const log = (line: string) => console.log(`[${name}] ${line}`)
   const loadStart = os.loadavg()
   log(`load average at the start: ${loadText(loadStart)}`)
-  if (RUNS < 3) log(`BENCH_RUNS=${RUNS}: fewer than 3 runs — the medians below are not a valid figure`)
+  if (runs < 3) log(`BENCH_RUNS=${runs}: fewer than 3 runs — the medians below are not a valid figure`)
   if (!existsSync(TIME)) throw new Error(`${TIME} is missing (apt-get install time): it measures each side's peak RSS`)
   const cleanup = new Cleanup()
   cleanup.add(killChildren)
@@ -196,17 +199,24 @@ interface ReadBackCheck {
  * exactly the expected rows and sums; throws, naming every difference, otherwise.
  * Answers one line per table for the log.
  */
-export async function readBack(catalogArgs: string[], checks: ReadBackCheck[]): Promise<string[]> {
+export async function readBack(catalogArgs: string[], checks: ReadBackCheck[], opts: { timeoutMs?: number } = {}): Promise<string[]> {
   const sums = [...new Set(checks.flatMap((c) => Object.keys(c.expected.sums)))]
   const distinct = [...new Set(checks.flatMap((c) => Object.keys(c.expected.distinct ?? {})))]
+  // Thousands of tables (bench:sinks) go in a file: a command line has a limit.
+  const listFile = checks.length > 100 ? join(os.tmpdir(), `lhbox-bench-tables-${crypto.randomUUID()}.txt`) : null
+  if (listFile) writeFileSync(listFile, checks.map((c) => `${c.table}\n`).join(''))
   const args = [
     ...catalogArgs,
-    ...checks.flatMap((c) => ['--table', c.table]),
+    ...(listFile ? ['--tables-from', listFile] : checks.flatMap((c) => ['--table', c.table])),
     ...sums.flatMap((s) => ['--sum', s]),
     ...distinct.flatMap((d) => ['--distinct', d]),
   ]
-  const out = toExact(await runPython(join(BENCH_DIR, 'readback.py'), args, undefined, { timeoutMs: 10 * 60_000 })) as ReadBackOutput
-  return compareReadBack(out, checks)
+  try {
+    const out = toExact(await runPython(join(BENCH_DIR, 'readback.py'), args, undefined, { timeoutMs: opts.timeoutMs ?? 10 * 60_000 })) as ReadBackOutput
+    return compareReadBack(out, checks)
+  } finally {
+    if (listFile) rmSync(listFile, { force: true })
+  }
 }
 
 /** readback.py's answer, numbers made exact (toExact). */
@@ -240,7 +250,8 @@ function compareReadBack(out: ReadBackOutput, checks: ReadBackCheck[]): string[]
     lines.push(`${c.side}: ${detail.join(', ')}`)
   }
   if (problems.length > 0) {
-    throw new Error(`READ-BACK MISMATCH — what a side wrote is not what it was given; no figure is valid:\n  ${problems.join('\n  ')}`)
+    const shown = problems.length > 50 ? [...problems.slice(0, 50), `… and ${problems.length - 50} more`] : problems
+    throw new Error(`READ-BACK MISMATCH — what a side wrote is not what it was given; no figure is valid:\n  ${shown.join('\n  ')}`)
   }
   return lines
 }
@@ -295,7 +306,7 @@ export async function sideBySide<C>(
   return result
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   const m = Math.floor(s.length / 2)
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2

@@ -1,11 +1,12 @@
 """The benchmarks' read-back (test/bench/harness.ts): what each side wrote, as PyIceberg reads it.
 
-  python readback.py <connection options> --table ns.t [--table ns.t2]... [--sum COL]... [--distinct COL]...
+  python readback.py <connection options> --table ns.t [--table ns.t2]... [--tables-from FILE] [--sum COL]... [--distinct COL]...
 
 For each table: a full scan of the current snapshot (only the named columns), the row count, the
 exact sum of each --sum column present in the table (integers as their digits; decimals as plain
 text with their scale, "1234.50"; timestamps as the sum of their epoch microseconds), the number of
-distinct non-null values of each --distinct column, and the live data file count.
+distinct non-null values of each --distinct column, and the live data file count. --tables-from
+names more tables, one a line (thousands of them: bench:sinks).
 
 Prints one JSON document: {"tables": {"ns.t": {"rows", "sums": {col: "text"}, "distinct": {col: n},
 "snapshot_id", "data_files"}}}.
@@ -54,13 +55,20 @@ def exact_sum(chunks: list[pa.Array]) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     add_connection_args(p)
-    p.add_argument("--table", action="append", required=True)
+    p.add_argument("--table", action="append", default=[])
+    p.add_argument("--tables-from")
     p.add_argument("--sum", action="append", default=[])
     p.add_argument("--distinct", action="append", default=[])
     a = p.parse_args()
+    names = list(a.table)
+    if a.tables_from:
+        with open(a.tables_from, encoding="utf-8") as f:
+            names += [line.strip() for line in f if line.strip()]
+    if not names:
+        raise SystemExit("give --table or --tables-from")
     catalog = load_catalog(a)
     out = {}
-    for name in a.table:
+    for name in names:
         table = catalog.load_table(name)
         present = {f.name for f in table.schema().fields}
         sums = [c for c in a.sum if c in present]

@@ -141,7 +141,8 @@ export class FaultProxy {
     }
     delete headers['transfer-encoding']
     delete headers.connection
-    headers['content-length'] = String(answer.length)
+    // A HEAD answer's length is the object's (pyarrow's S3 client sizes its reads by it), not its empty body's.
+    if (method !== 'HEAD') headers['content-length'] = String(answer.length)
     res.writeHead(upstream.status, headers)
     res.end(method === 'HEAD' ? undefined : answer)
   }
