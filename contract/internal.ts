@@ -33,7 +33,7 @@ export const SinksQuery = v.object({
    */
   leased_before: v.optional(v.pipe(v.string(), v.regex(/^\d{1,16}$/, 'leased_before is microseconds since 1970'))),
   /** Only sinks of these warehouses (ids, comma-separated): a roller near a store serves that store's warehouses. */
-  warehouses: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4000))),
+  warehouses: v.optional(v.pipe(v.string(), v.maxLength(2000), v.regex(/^[\w-]+(?:,[\w-]+)*$/, 'warehouses are ids, comma-separated'))),
 })
 
 /** POST /internal/leases: renew the leases a roller's rolls still need; `renewed` are those it still holds. */

@@ -5,7 +5,7 @@
 import type { GenericSchema } from 'valibot'
 import { Hono } from 'hono'
 import type { AppEnv } from './env.ts'
-import { MeasureList, MeasureQuery, RollAnswer, RollReport, SinkList, SinksQuery, StorageReport } from '../contract/internal.ts'
+import { LeaseRenewal, LeaseRenewed, MeasureList, MeasureQuery, RollAnswer, RollReport, SinkList, SinksQuery, StorageReport } from '../contract/internal.ts'
 import { CreateKey } from './routes/keys.ts'
 import { CreateSink, ListSinksQuery, RejectsQuery, UpdateSink } from './routes/sinks.ts'
 import { ListTablesQuery, SampleQuery } from './routes/tables.ts'
@@ -380,9 +380,18 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     get: {
       summary: 'The roller’s view; ?roller=&lease_seconds= leases the due sinks',
       auth: 'bootstrap',
-      params: queryParams(SinksQuery, { lease_seconds: LEASE_SECONDS }),
+      params: queryParams(SinksQuery, { lease_seconds: LEASE_SECONDS, limit: { type: 'integer', minimum: 1, maximum: 10000 } }),
       statuses: { 200: 'Sinks' },
       answers: { 200: schema(SinkList) },
+    },
+  },
+  '/internal/leases': {
+    post: {
+      summary: 'Renews the leases a roller’s rolls still need; answers those it still holds',
+      auth: 'bootstrap',
+      body: LeaseRenewal,
+      statuses: { 200: 'Renewed' },
+      answers: { 200: schema(LeaseRenewed) },
     },
   },
   '/internal/sinks/{sink_id}/roll': {

@@ -2,6 +2,7 @@
 import pg from 'pg'
 import type { WarehouseView } from '../contract/internal.ts'
 import { CatalogUnauthorized, type Catalog } from '../iceberg/catalog/index.ts'
+import { MetadataCache } from '../iceberg/catalog/metadata-cache.ts'
 import { RestCatalog } from '../iceberg/catalog/rest.ts'
 import { SqlCatalog } from '../iceberg/catalog/sql.ts'
 import { S3FileIO } from '../iceberg/io/file-io.ts'
@@ -12,6 +13,8 @@ import type { RollRequests } from './requests.ts'
 
 export class Warehouses {
   private pool: pg.Pool | undefined
+  /** Every SQL-catalog table's metadata read or written by this roller, by location: a roll reads its table's again only when it moved. */
+  private readonly metadata = new MetadataCache()
 
   constructor(
     private readonly config: RollerConfig,
@@ -48,6 +51,7 @@ export class Warehouses {
         sql: requests ? requests.sql(pool) : pool,
         warehouseLocation: w.location,
         io: this.io({ warehouse: w }, requests),
+        cache: this.metadata,
       })
     }
     if (w.catalog.secret_error) throw new CatalogUnauthorized(`the edge cannot open this warehouse's catalog secret: ${w.catalog.secret_error}`)

@@ -37,8 +37,9 @@ export async function intakeRecords(
   bucket: Bucket,
   sinkId: string,
   metadata: TableMetadata,
+  listed: Promise<{ batches: IntakeObject[]; markers: string[] }> = listIntake(bucket, sinkId),
 ): Promise<{ batches: IntakeObject[]; markers: Marker[]; records: Map<string, ConsumedRecord> }> {
-  const listing = await listIntake(bucket, sinkId)
+  const listing = await listed
   const markers = (await Promise.all(listing.markers.map((k) => readMarker(bucket, k)))).filter((m): m is Marker => m !== null)
   return { batches: listing.batches, markers, records: consumedRecords(metadata, sinkId, markers) }
 }

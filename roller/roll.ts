@@ -12,7 +12,7 @@ import { currentSchema, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Compression } from '../iceberg/parquet/data-file.ts'
 import type { TableUpdate } from '../iceberg/spec/updates.ts'
 import type { RollReport, SinkView } from './api.ts'
-import { EndTick, markerBody, receivedMicros, type IntakeObject } from './intake.ts'
+import { EndTick, listIntake, markerBody, receivedMicros, type IntakeObject } from './intake.ts'
 import type { Logger } from './log.ts'
 import { intakeRecords, recheckFor, storedBefore } from './recovery.ts'
 import { sweepRejects, unwritableLines, wholeBatchLine, writeRejects } from './rejects.ts'
@@ -89,8 +89,11 @@ interface Committed {
 
 export async function roll(sink: SinkView, ctx: RollContext): Promise<RollResult> {
   const started = Date.now()
+  // The intake is listed while the table loads (step 2 needs both; neither needs the other).
+  const listing = listIntake(ctx.bucket, sink.id)
+  listing.catch(() => undefined) // awaited in step 2; a failed reload leaves it unheard
   const table = await reloadTable(sink, ctx) //                                1
-  const invariant = await reestablishInvariant(sink, table, ctx) //           2
+  const invariant = await reestablishInvariant(sink, table, listing, ctx) //  2
   const base = await applyFirstRollChanges(table, ctx) //                     3
   const pending = readPendingBatches(sink, invariant) //                      4
   try {
@@ -112,8 +115,8 @@ async function reloadTable(sink: SinkView, ctx: RollContext): Promise<LoadedTabl
 
 // 2. Re-establish the invariant: whatever a retained snapshot of this sink or a marker names, and
 //    was stored before it, is consumed — deleted from the intake before anything new is committed.
-async function reestablishInvariant(sink: SinkView, table: LoadedTable, ctx: RollContext): Promise<Invariant> {
-  const { batches, markers, records } = await intakeRecords(ctx.bucket, sink.id, table.metadata)
+async function reestablishInvariant(sink: SinkView, table: LoadedTable, listing: ReturnType<typeof listIntake>, ctx: RollContext): Promise<Invariant> {
+  const { batches, markers, records } = await intakeRecords(ctx.bucket, sink.id, table.metadata, listing)
   const pending: IntakeObject[] = []
   const repaired = new Map<string, string | null>()
   for (const obj of batches) {
@@ -287,8 +290,9 @@ async function commitFiles(
   ctx: RollContext,
 ): Promise<Committed> {
   const batchIds = batches.map((b) => b.batchId)
-  await uploadDataFiles(table, files)
-  await ctx.checkpoint('data-file')
+  // The data files upload while the manifests are written; the commit waits for them (and the step boundary).
+  const uploaded = uploadDataFiles(table, files).then(() => ctx.checkpoint('data-file'))
+  uploaded.catch(() => undefined) // awaited by the commit; a manifest write that fails first leaves it unheard
   const properties = sinkSummary(
     sink,
     batches,
@@ -300,7 +304,7 @@ async function commitFiles(
       ctx.catalog,
       table,
       files.map((f) => f.dataFile),
-      { properties, retry: ctx.retry, onRetry: ctx.onRetry, recheck: recheckFor(sink, batchIds, seen) },
+      { properties, retry: ctx.retry, onRetry: ctx.onRetry, recheck: recheckFor(sink, batchIds, seen), ready: uploaded },
     )
     if (done.unknownOutcome) logFoundAfterUnknown(ctx, done.snapshotId, done.unknownOutcome)
     snapshotId = done.snapshotId
@@ -387,7 +391,7 @@ function logFoundAfterUnknown(ctx: RollContext, snapshotId: bigint, cause: Error
   ctx.log.warn('commit outcome was unknown; found it in the table', { snapshot_id: snapshotId.toString(), error: cause.message })
 }
 
-// 7. Delete the consumed batches, then the marker; report; sweep rejects older than 7 days.
+// 7. Delete the consumed batches, then the marker while reporting; sweep rejects older than 7 days.
 async function finishRoll(
   sink: SinkView,
   invariant: Invariant,
@@ -396,22 +400,26 @@ async function finishRoll(
   ctx: RollContext,
   started: number,
 ): Promise<RollResult> {
+  // Old rejects files are swept beside the rest: nothing here waits for it.
+  const swept = sweepRejects(ctx.bucket, sink.id).catch((err) => ctx.log.warn('rejects sweep failed', { error: String(err) }))
   const keyOf = new Map(checked.map((b) => [b.batchId, b.key]))
   for (const c of commits) {
     // One DeleteObjects request (a roll names at most 1,000 batches): a store may apply it in part,
     // which step 2 repairs like any other crash between the commit and the deletes.
     await ctx.bucket.deleteMany(c.batchIds.map((id) => keyOf.get(id) ?? batchKey(sink.id, id)))
     await ctx.checkpoint('batch-delete')
-    // An empty roll's marker is its only record: it goes once the report is made (below).
-    if (c.marker && c.snapshotId !== null) {
-      await ctx.bucket.delete(c.marker)
-      await ctx.checkpoint('marker-delete')
-    }
   }
   const rows = checked.reduce((n, b) => n + b.rows, 0)
   const rejectedRows = checked.reduce((n, b) => n + b.rejected, 0)
   const snapshotIds = commits.flatMap((c) => (c.snapshotId === null ? [] : [c.snapshotId.toString()]))
   await ctx.checkpoint('before-report')
+  // A committed roll's marker goes once its batches are out of the intake, while the report is made;
+  // a marker whose delete fails is settled by the sink's next roll. An empty roll's marker is its
+  // only record: it goes once the report is made (below).
+  const committedMarkers = commits.flatMap((c) => (c.marker && c.snapshotId !== null ? [c.marker] : []))
+  const markersDeleted = committedMarkers.map((marker) =>
+    ctx.bucket.delete(marker).catch((err) => ctx.log.warn('marker not deleted; the next roll settles it', { marker, error: String(err) })),
+  )
   await ctx.report({
     roller: ctx.rollerId,
     roll_id: ctx.rollId,
@@ -432,12 +440,14 @@ async function finishRoll(
     // A dedupe asked for, or a feed's run, follows this roll under the same lease; its report releases it.
     release: !(sink.dedupe_requested_at && sink.key) && !sink.feed?.run,
   })
+  await Promise.all(markersDeleted)
+  if (committedMarkers.length > 0) await ctx.checkpoint('marker-delete')
   await ctx.checkpoint('after-report')
   // A repair's marker is kept until the repair is reported; so is an empty roll's.
   const emptyMarkers = commits.flatMap((c) => (c.marker && c.snapshotId === null ? [c.marker] : []))
-  for (const key of [...invariant.settledMarkers, ...emptyMarkers]) await ctx.bucket.delete(key).catch(() => undefined)
+  await Promise.all([...invariant.settledMarkers, ...emptyMarkers].map((key) => ctx.bucket.delete(key).catch(() => undefined)))
   await ctx.checkpoint('settled-marker-delete')
-  await sweepRejects(ctx.bucket, sink.id).catch((err) => ctx.log.warn('rejects sweep failed', { error: String(err) }))
+  await swept
   return { snapshotIds, batches: checked.length, rows, rejectedRows, repaired: invariant.repaired.length }
 }
 

@@ -39,7 +39,16 @@ export interface Catalog {
   loadTable(id: TableIdentifier): Promise<LoadedTable>
   createTable(namespace: string[], request: CreateTableRequest): Promise<LoadedTable>
   /** Applies updates if every requirement holds on the catalog's current metadata. */
-  commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[]): Promise<LoadedTable>
+  commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[], opts?: CommitOptions): Promise<LoadedTable>
+}
+
+export interface CommitOptions {
+  /**
+   * Writes of files the updates name (a manifest list, data files) still in flight: the catalog
+   * finishes them before the commit becomes visible, overlapping them with its own writes. When
+   * one fails, nothing is committed and its error is thrown.
+   */
+  ready?: Promise<unknown>
 }
 
 export class CatalogError extends Error {

@@ -20,6 +20,7 @@ import {
   NoSuchTable,
   TableAlreadyExists,
   type Catalog,
+  type CommitOptions,
   type CreateTableRequest,
   type LoadedTable,
   type TableIdentifier,
@@ -315,7 +316,9 @@ export class RestCatalog implements Catalog {
     return this.loaded(id, a.text)
   }
 
-  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[]): Promise<LoadedTable> {
+  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[], opts: CommitOptions = {}): Promise<LoadedTable> {
+    // The server may read what the metadata names the moment it commits: those writes finish first.
+    await opts.ready
     const id = table.identifier
     const what = `committing to ${[...id.namespace, id.name].join('.')}`
     const body = stringifyLossless({ identifier: { namespace: id.namespace, name: id.name }, requirements, updates })

@@ -1,7 +1,8 @@
 // The SQL catalog in Postgres: PyIceberg's SqlCatalog / Java's JdbcCatalog tables, so both open our
 // tables with no server. A commit writes metadata/<n>-<uuid>.metadata.json, then compare-and-swaps
-// the row's metadata_location (0 rows → CommitConflict).
+// the row's metadata_location (0 rows → the current metadata decides: CommitConflict, or again on it).
 import type { FileIO } from '../io/file-io.ts'
+import type { MetadataCache } from './metadata-cache.ts'
 import { newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../spec/metadata.ts'
 import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../spec/updates.ts'
 import {
@@ -12,6 +13,7 @@ import {
   NoSuchTable,
   TableAlreadyExists,
   type Catalog,
+  type CommitOptions,
   type CreateTableRequest,
   type LoadedTable,
   type TableIdentifier,
@@ -29,6 +31,8 @@ export interface SqlCatalogOptions {
   /** Where new tables go: s3://bucket/prefix → s3://bucket/prefix/<ns>/<table>. */
   warehouseLocation: string
   io: FileIO
+  /** Metadata read or written before, by location: a load whose location is cached reads no file. */
+  cache?: MetadataCache
 }
 
 const ns = (namespace: string[]) => namespace.join('.')
@@ -102,8 +106,12 @@ export class SqlCatalog implements Catalog {
   }
 
   private async loadAt(id: TableIdentifier, metadataLocation: string): Promise<LoadedTable> {
-    const text = new TextDecoder().decode(await this.opts.io.read(metadataLocation))
-    return { identifier: id, metadataLocation, metadata: parseMetadata(text), io: this.opts.io }
+    let metadata = this.opts.cache?.get(metadataLocation)
+    if (!metadata) {
+      metadata = parseMetadata(new TextDecoder().decode(await this.opts.io.read(metadataLocation)))
+      this.opts.cache?.set(metadataLocation, metadata)
+    }
+    return { identifier: id, metadataLocation, metadata, io: this.opts.io }
   }
 
   async createTable(namespace: string[], request: CreateTableRequest): Promise<LoadedTable> {
@@ -133,14 +141,30 @@ export class SqlCatalog implements Catalog {
     return { identifier, metadataLocation, metadata, io: this.opts.io }
   }
 
-  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[]): Promise<LoadedTable> {
-    // Requirements are checked against the catalog's current metadata, as a REST server does. A
-    // metadata file never changes, so when the caller's is still current it is not read again
-    // (parsing a table's whole history on every commit made commits slower as snapshots piled up).
+  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[], opts: CommitOptions = {}): Promise<LoadedTable> {
+    // First on the caller's metadata, taken as current: the swap below fails if the row moved, so
+    // the row need not be read before (one round trip less a commit). When the requirements fail
+    // on it, or the row moved, they are checked against the catalog's current metadata, as a REST
+    // server does. A metadata file never changes, so a current one is never read again.
+    if (!requirementFailure(table.metadata, requirements)) {
+      const done = await this.swap(table, updates, opts.ready)
+      if (done) return done
+    }
     const location = await this.currentLocation(table.identifier)
     const current = location === table.metadataLocation ? table : await this.loadAt(table.identifier, location)
     const failure = requirementFailure(current.metadata, requirements)
     if (failure) throw new CommitConflict(`${ns(table.identifier.namespace)}.${table.identifier.name}: ${failure}`)
+    const done = await this.swap(current, updates, opts.ready)
+    if (!done) throw new CommitConflict(`${ns(table.identifier.namespace)}.${table.identifier.name} changed during the commit`)
+    return done
+  }
+
+  /**
+   * Writes the metadata of `updates` on `current` (beside the writes still `ready`-ing), then swaps
+   * the row from current's location to it. Null when the row had moved (the new file deleted).
+   */
+  private async swap(current: LoadedTable, updates: TableUpdate[], ready?: Promise<unknown>): Promise<LoadedTable | null> {
+    const id = current.identifier
     let next: TableMetadata
     try {
       next = applyUpdates(current.metadata, updates, { previousMetadataLocation: current.metadataLocation })
@@ -148,25 +172,36 @@ export class SqlCatalog implements Catalog {
       throw new CatalogError(`cannot apply the updates: ${(err as Error).message}`)
     }
     const nextLocation = metadataFileLocation(next.location, metadataVersion(current.metadataLocation) + 1)
-    await this.opts.io.write(nextLocation, serializeMetadata(next), 'application/json')
+    // Never rejects, so a failed metadata write leaves no rejection unheard.
+    const written = ready?.then(
+      () => null,
+      (error: unknown) => ({ error }),
+    )
+    const [, failed] = await Promise.all([this.opts.io.write(nextLocation, serializeMetadata(next), 'application/json'), written])
+    if (failed) {
+      await this.opts.io.delete([nextLocation]).catch(() => undefined)
+      throw failed.error
+    }
     let swapped: number | null
     try {
       const res = await this.opts.sql.query(
         `update iceberg_tables set metadata_location = $4, previous_metadata_location = $5
          where catalog_name = $1 and table_namespace = $2 and table_name = $3 and metadata_location = $5`,
-        [this.name, ns(table.identifier.namespace), table.identifier.name, nextLocation, current.metadataLocation],
+        [this.name, ns(id.namespace), id.name, nextLocation, current.metadataLocation],
       )
       swapped = res.rowCount
     } catch (err) {
       // The statement may or may not have run: only a reload can tell.
-      throw new CommitStateUnknown(`commit of ${table.identifier.name} unknown: ${(err as Error).message}`)
+      throw new CommitStateUnknown(`commit of ${id.name} unknown: ${(err as Error).message}`)
     }
     if (swapped !== 1) {
       await this.opts.io.delete([nextLocation]).catch(() => undefined)
-      throw new CommitConflict(`${ns(table.identifier.namespace)}.${table.identifier.name} changed during the commit`)
+      return null
     }
-    await this.deleteExpiredMetadata(current.metadata, next)
-    return { identifier: table.identifier, metadataLocation: nextLocation, metadata: next, io: this.opts.io }
+    this.opts.cache?.set(nextLocation, next)
+    // In the background: clean-up is best effort (a file left behind is garbage, never a wrong table).
+    void this.deleteExpiredMetadata(current.metadata, next)
+    return { identifier: id, metadataLocation: nextLocation, metadata: next, io: this.opts.io }
   }
 
   /** write.metadata.delete-after-commit.enabled: drop metadata files that fell out of metadata-log. */

@@ -28,6 +28,11 @@ export interface AppendOptions {
   recheck?: (base: LoadedTable) => void | Promise<void>
   /** The snapshot's time (ms) instead of now, never before its parent's: an import of old data, a retention test. */
   timestampMs?: number
+  /**
+   * The data files' upload, still in flight: the manifests are written meanwhile, and the commit waits
+   * for it (a failed upload commits nothing and is thrown).
+   */
+  ready?: Promise<unknown>
 }
 
 export interface AppendResult {
@@ -76,6 +81,19 @@ export async function appendWith(
 ): Promise<AppendResult> {
   const snapshotId = opts.snapshotId ?? newSnapshotId()
   const commitUuid = opts.commitUuid ?? crypto.randomUUID()
+  // The parent's manifest list, read while the manifest is written (a file that never changes).
+  const parentLists = new Map<string, Promise<ManifestFile[]>>()
+  const parentManifests = (base: LoadedTable): Promise<ManifestFile[]> => {
+    const location = currentSnapshot(base.metadata)?.['manifest-list']
+    if (!location) return Promise.resolve([])
+    let read = parentLists.get(location)
+    if (!read) {
+      read = base.io.read(location).then(async (bytes) => (await readManifestList(bytes)).manifests.filter(hasLiveFiles))
+      read.catch(() => undefined) // awaited by `change`; a plan that fails first leaves it unheard
+      parentLists.set(location, read)
+    }
+    return read
+  }
   const done = await transact(
     catalog,
     table,
@@ -84,6 +102,7 @@ export async function appendWith(
       plan: async (base) => {
         const meta = base.metadata
         const manifestPath = manifestLocation(meta, commitUuid, 0)
+        parentManifests(base)
         const written = await writeManifest({
           formatVersion: writableFormat(meta),
           schema: currentSchema(meta),
@@ -100,7 +119,7 @@ export async function appendWith(
         if (attempt > 0 && opts.recheck) await opts.recheck(base)
         const plan = planSnapshot(base.metadata, { snapshotId, timestampMs: opts.timestampMs })
         const parent = currentSnapshot(base.metadata)
-        const previous = parent?.['manifest-list'] ? (await readManifestList(await base.io.read(parent['manifest-list']))).manifests.filter(hasLiveFiles) : []
+        const previous = await parentManifests(base)
         const manifests = await manifestsFor({ base, snapshotId, added, files, parent: previous })
         const list = await writeManifestList({
           formatVersion: writableFormat(base.metadata),
@@ -111,9 +130,10 @@ export async function appendWith(
           manifests,
         })
         const listPath = manifestListLocation(base.metadata, snapshotId, commitUuid, attempt)
-        await base.io.write(listPath, list.bytes, 'application/octet-stream')
+        // The list and the data files are written while the catalog writes its metadata: it waits for them before the commit.
+        const ready = Promise.all([base.io.write(listPath, list.bytes, 'application/octet-stream'), opts.ready])
         const snapshot = appendSnapshot(plan, { manifestList: listPath, summary: appendSummary(parent, files, opts.properties), addedRows: list.addedRows })
-        return commitChanges(base.metadata, snapshot, plan.branch)
+        return { ...commitChanges(base.metadata, snapshot, plan.branch), ready }
       },
     },
     { retry: opts.retry, onRetry: opts.onRetry },

@@ -23,6 +23,8 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, minBackoffMs: 500, maxB
 export interface Change {
   requirements: TableRequirement[]
   updates: TableUpdate[]
+  /** Writes the updates name still in flight: the catalog finishes them before the commit is visible (CommitOptions). */
+  ready?: Promise<unknown>
 }
 
 /** The change must not be made at all (seen on a fresh base, or refused by the plan). */
@@ -85,12 +87,22 @@ export async function transact<P>(catalog: Catalog, table: LoadedTable, tx: Tran
       if (plan === null) return null
     }
     let committing = false
+    // A write the change was waiting for failed: nothing was committed, whatever the catalog says.
+    let notMade: unknown
     try {
       const change = await tx.change(plan, base, attempt)
+      const ready = change.ready?.catch((err: unknown) => {
+        notMade = err
+        throw err
+      })
       committing = true
       commits++
-      return { table: await catalog.commitTable(base, change.requirements, change.updates), plan }
+      return { table: await catalog.commitTable(base, change.requirements, change.updates, ready ? { ready } : undefined), plan }
     } catch (err) {
+      if (notMade !== undefined && err === notMade) {
+        await tx.discard?.(plan)
+        throw err
+      }
       // The catalog's answer is lost (an unknown outcome, or a failure it did not classify).
       if (committing && (err instanceof CommitStateUnknown || !(err instanceof CatalogError))) return resolveUnknown(catalog, base, tx, plan, err as Error)
       const again = (err instanceof CommitConflict && commits < policy.attempts) || (err instanceof PlanStale && rounds < policy.attempts)

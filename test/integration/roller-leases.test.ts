@@ -9,7 +9,7 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { proxiedWarehouse } from '../support/roller-check.ts'
-import { rollerTick } from '../support/roller.ts'
+import { inProcessRoller, rollerTick } from '../support/roller.ts'
 import { createTable, database, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, expectError, stack } from '../support/stack.ts'
 
@@ -145,5 +145,30 @@ describe('two rollers ticking at the same moment', () => {
     expect(line.requests.catalog).toBeGreaterThan(0)
     expect(line.requests.edge).toBe(1)
     expect(line.requests.sequential).toBeLessThanOrEqual(line.requests.total)
+  })
+})
+
+describe('a one-batch append roll', () => {
+  it('takes at most 8 round trips in a row once the table is known (the store, the catalog, the edge)', async () => {
+    const [sink] = await dueSinks(1)
+    const p = inProcessRoller({ LHBOX_ROLLER_WAREHOUSES: wh.id })
+    try {
+      // The first roll adds __ingest_ts (one commit more) and loads the table's metadata; the second is the steady one.
+      for (const n of [1, 2]) {
+        if (n === 2) expect((await send(sink, [{ x: 100 }], { batchId: 'second' })).status).toBe(202)
+        await arrivedAgo([sink], [61])
+        expect(await p.roller.tick()).toEqual({ rolled: 1, failed: 0 })
+      }
+      const [first, second] = p.logs.filter((l) => l.msg === 'rolled' && l.sink_id === sink.id)
+      expect(first.requests.sequential).toBeGreaterThan(second.requests.sequential)
+      expect(second.batches).toBe(1)
+      expect(second.requests.sequential, JSON.stringify(second.requests)).toBeLessThanOrEqual(8)
+      // Each kind was reached: the intake and table files, the catalog's row, the edge's report.
+      expect(second.requests).toMatchObject({ edge: 1 })
+      expect(second.requests.s3).toBeGreaterThanOrEqual(6)
+      expect(second.requests.catalog).toBeGreaterThanOrEqual(2)
+    } finally {
+      await p.roller.close()
+    }
   })
 })

@@ -1,6 +1,13 @@
 // An in-memory FileIO and Catalog for unit tests of commits:
 // requirements are checked as a catalog would, so a stale base gets a CommitConflict.
-import { CommitConflict, type Catalog, type CreateTableRequest, type LoadedTable, type TableIdentifier } from '../../../iceberg/catalog/index.ts'
+import {
+  CommitConflict,
+  type Catalog,
+  type CommitOptions,
+  type CreateTableRequest,
+  type LoadedTable,
+  type TableIdentifier,
+} from '../../../iceberg/catalog/index.ts'
 import { FileNotFound, type FileIO } from '../../../iceberg/io/file-io.ts'
 import { newTableMetadata, serializeMetadata } from '../../../iceberg/spec/metadata.ts'
 import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../../../iceberg/spec/updates.ts'
@@ -61,7 +68,8 @@ export class MemoryCatalog implements Catalog {
     this.current = { identifier: { namespace, name: req.name }, metadataLocation, metadata, io: this.io }
     return this.current
   }
-  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[]) {
+  async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[], opts: CommitOptions = {}) {
+    await opts.ready
     const race = this.beforeCommit
     this.beforeCommit = undefined
     if (race) await race()

@@ -36,8 +36,8 @@ describe('a roll, step by step', () => {
       'commit',
       'marker',
       'batch-delete',
-      'marker-delete',
       'before-report',
+      'marker-delete',
       'after-report',
       'settled-marker-delete',
     ])
@@ -47,8 +47,9 @@ describe('a roll, step by step', () => {
     expect(seen.commit).toEqual({ snapshots: 1, intake: ['b1', 'b2'], markers: 0, reports: 0 })
     expect(seen.marker).toEqual({ snapshots: 1, intake: ['b1', 'b2'], markers: 1, reports: 0 })
     expect(seen['batch-delete']).toEqual({ snapshots: 1, intake: [], markers: 1, reports: 0 })
-    expect(seen['marker-delete']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 0 })
-    expect(seen['before-report']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 0 })
+    // The marker is deleted while the report is made.
+    expect(seen['before-report']).toEqual({ snapshots: 1, intake: [], markers: 1, reports: 0 })
+    expect(seen['marker-delete']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 1 })
     expect(seen['after-report']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 1 })
     expect(seen['settled-marker-delete']).toEqual({ snapshots: 1, intake: [], markers: 0, reports: 1 })
     expect(w.ledger.reports).toHaveLength(1)
