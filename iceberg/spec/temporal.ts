@@ -130,7 +130,10 @@ export function parseTimestamp(text: string, type: TimestampType): Parsed<bigint
   const frac = fraction(m[7], nanos ? 9 : 6)
   if (!frac.ok) return frac
   const seconds = BigInt(days.value * SECONDS_PER_DAY + secs.value - offsetSeconds)
-  return { ok: true, value: seconds * (nanos ? NANOS_PER_SECOND : MICROS_PER_SECOND) + frac.value }
+  const value = seconds * (nanos ? NANOS_PER_SECOND : MICROS_PER_SECOND) + frac.value
+  // Nanoseconds since 1970 in 64 bits reach from 1677 to 2262 only (microseconds cover every year 0000–9999).
+  if (value !== BigInt.asIntN(64, value)) return { ok: false, why: 'out of range: nanoseconds since 1970 must fit 64 bits (years 1677 to 2262)' }
+  return { ok: true, value }
 }
 
 // ---- the inverse: what Iceberg stores → RFC 3339 text ----

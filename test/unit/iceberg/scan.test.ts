@@ -353,6 +353,25 @@ describe('the ingest scanner ≡ parseLossless + toRow', () => {
     })
   }
 
+  // fast-check's counterexample (seed -1139903321): a timestamptz_ns of year 0 wrapped past 64 bits
+  // on the fast path; both paths now refuse it, and keep the edges of the range.
+  it('refuses a nanosecond timestamp past 64 bits on both paths, and keeps the range’s edges', () => {
+    const schema = schemaFor(3)
+    const body = utf8.encode(
+      [
+        '{"req":0,"tstzns":"0000-01-01T00:00:00Z"}',
+        '{"req":0,"tstzns":"2262-04-11T23:47:16.854775808Z"}',
+        '{"req":0,"tstzns":"2262-04-11T23:47:16.854775807Z"}',
+        '{"req":0,"tstzns":"1677-09-21T00:12:43.145224192Z"}',
+      ].join('\n'),
+    )
+    const got = normalise(scanned(body, schema, 3), schema)
+    expect(got).toEqual(normalise(reference(body, schema, 3), schema))
+    if ('unreadable' in got) throw new Error(got.unreadable)
+    expect(got.rejected.map((r) => r.line)).toEqual([0, 1])
+    expect(got.rows.map((r) => r.tstzns)).toEqual([9223372036854775807n, -9223372036854775808n])
+  })
+
   it('accepts well-formed rows on the fast path with the exact values', () => {
     const schema = schemaFor(3)
     const body = utf8.encode(

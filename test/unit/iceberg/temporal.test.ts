@@ -129,6 +129,15 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp('1970-01-01T00:00:01.000000001', 'timestamp_ns')).toEqual(ok(1_000_000_001n))
     expect(parseTimestamp('1970-01-01T00:00:00.1234567891Z', 'timestamptz_ns')).toEqual({ ok: false, why: '10 fractional digits; nanoseconds at most' })
     expect(parseTimestamp('1970-01-01T00:00:00Z', 'timestamp_ns').ok).toBe(false)
+    // 64 bits of nanoseconds: 1677-09-21T00:12:43.145224192 to 2262-04-11T23:47:16.854775807
+    expect(parseTimestamp('2262-04-11T23:47:16.854775807Z', 'timestamptz_ns')).toEqual(ok(9223372036854775807n))
+    expect(parseTimestamp('1677-09-21T00:12:43.145224192', 'timestamp_ns')).toEqual(ok(-9223372036854775808n))
+    expect(parseTimestamp('2262-04-11T23:47:16.854775808Z', 'timestamptz_ns').ok).toBe(false)
+    expect(parseTimestamp('0000-01-01T00:00:00Z', 'timestamptz_ns')).toEqual({
+      ok: false,
+      why: 'out of range: nanoseconds since 1970 must fit 64 bits (years 1677 to 2262)',
+    })
+    expect(parseTimestamp('0000-01-01T00:00:00Z', 'timestamptz')).toEqual(ok(-62167219200000000n))
   })
 
   it('refuses impossible dates, clocks and offsets, and other shapes', () => {
