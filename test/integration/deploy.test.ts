@@ -13,6 +13,7 @@ import { keyRing } from '../../db/sealed.ts'
 import { WRANGLER_OFFLINE } from '../../dev/wrangler.ts'
 import { nodeEnv } from '../../edge/node.ts'
 import { loadConfig } from '../../roller/config.ts'
+import { RollerMetrics } from '../../roller/metrics.ts'
 import { freePorts } from '../support/ports.ts'
 import { poll, uid } from '../support/sinks.ts'
 import { stack } from '../support/stack.ts'
@@ -159,7 +160,7 @@ describe('DEPLOY.md', { timeout: 240_000 }, () => {
       expect(base[v], v).toContain('CHANGE-ME')
   })
 
-  it('the Kubernetes Deployments give their containers every setting, and probe the ports they serve', () => {
+  it('the Kubernetes Deployments give their containers every setting, and probe the ports they serve', async () => {
     const docs = parseAllDocuments(readFileSync('deploy/k8s/lhbox.yaml', 'utf8')).map((d) => d.toJS())
     const deployment = (name: string) => docs.find((d) => d.kind === 'Deployment' && d.metadata.name === name)
     const containerEnv = (c: any) => ({ ...exampleEnv(), ...Object.fromEntries((c.env ?? []).map((e: any) => [e.name, e.value ?? 'from-field'])) })
@@ -169,6 +170,12 @@ describe('DEPLOY.md', { timeout: 240_000 }, () => {
     expect(roller.ports).toEqual([{ name: 'metrics', containerPort: rollerConfig.metricsPort }])
     for (const probe of [roller.livenessProbe, roller.readinessProbe]) expect(probe.httpGet).toEqual({ path: '/healthz', port: 'metrics' })
     expect(deployment('lhbox-roller').spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(rollerConfig.leaseSeconds)
+    // The autoscaler scales that Deployment on the gauge the roller serves.
+    const hpa = docs.find((d) => d.kind === 'HorizontalPodAutoscaler')
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'lhbox-roller' })
+    const served = await new RollerMetrics().registry.getSingleMetric('lhbox_sinks_due')?.get()
+    expect(served?.name).toBe('lhbox_sinks_due')
+    expect(hpa.spec.metrics.map((m: any) => m.external.metric.name)).toEqual(['lhbox_sinks_due'])
 
     const edge = deployment('lhbox-edge').spec.template.spec.containers[0]
     expect(() => nodeEnv(containerEnv(edge))).not.toThrow()
