@@ -110,6 +110,23 @@ export const SinkView = v.object({
 })
 export type SinkView = v.InferOutput<typeof SinkView>
 
+/**
+ * GET /internal/lag: every sink not deleted as the roller's gauges need it — its waiting batches and
+ * the oldest's arrival, its roll_seconds, whether it is due and whether a roller holds it now.
+ */
+export const SinkLag = v.object({
+  id: v.string(),
+  state: v.string(),
+  roll_seconds: v.number(),
+  batches: v.number(),
+  oldest_at: v.nullable(v.string()),
+  due: v.boolean(),
+  leased: v.boolean(),
+})
+export type SinkLag = v.InferOutput<typeof SinkLag>
+export const LagList = v.object({ sinks: v.array(SinkLag) })
+export type LagList = v.InferOutput<typeof LagList>
+
 /** GET /internal/sinks answers. `enabled` false: sinks are switched off (LHBOX_SINKS_ENABLED), and nothing is leased. */
 export const SinkList = v.object({
   sinks: v.array(SinkView),

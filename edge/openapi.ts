@@ -5,7 +5,18 @@
 import type { GenericSchema } from 'valibot'
 import { Hono } from 'hono'
 import type { AppEnv } from './env.ts'
-import { LeaseRenewal, LeaseRenewed, MeasureList, MeasureQuery, RollAnswer, RollReport, SinkList, SinksQuery, StorageReport } from '../contract/internal.ts'
+import {
+  LagList,
+  LeaseRenewal,
+  LeaseRenewed,
+  MeasureList,
+  MeasureQuery,
+  RollAnswer,
+  RollReport,
+  SinkList,
+  SinksQuery,
+  StorageReport,
+} from '../contract/internal.ts'
 import { CreateKey } from './routes/keys.ts'
 import { CreateSink, ListSinksQuery, RejectsQuery, UpdateSink } from './routes/sinks.ts'
 import { ListTablesQuery, SampleQuery } from './routes/tables.ts'
@@ -383,6 +394,14 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       params: queryParams(SinksQuery, { lease_seconds: LEASE_SECONDS, limit: { type: 'integer', minimum: 1, maximum: 10000 } }),
       statuses: { 200: 'Sinks' },
       answers: { 200: schema(SinkList) },
+    },
+  },
+  '/internal/lag': {
+    get: {
+      summary: 'Every sink’s lag for the roller’s gauges: waiting batches, the oldest’s arrival, roll_seconds, due, held',
+      auth: 'bootstrap',
+      statuses: { 200: 'Lags' },
+      answers: { 200: schema(LagList) },
     },
   },
   '/internal/leases': {

@@ -3,7 +3,7 @@
 import type { LeasePurpose, RollReportBody } from '../contract/internal.ts'
 import type { EdgeDb } from '../db/edge.ts'
 import type { WarehouseCore } from './catalogs.ts'
-import { iso, LAG } from './ledger-sql.ts'
+import { iso, LAG, OVERDUE, pendingBySink } from './ledger-sql.ts'
 
 export type RollerSinkRow = Record<string, any> & { warehouse: WarehouseCore }
 
@@ -70,16 +70,22 @@ export interface LeaseAsk {
   warehouseIds?: string[]
 }
 
-// How far past its policy a sink is, in seconds: the largest of the triggers that fired (roll_seconds
-// since the oldest waiting batch, inactivity_seconds since the newest, a dedupe or a feed's run asked
-// for or scheduled; roll_bytes or 1,000 batches waiting count from now). Due is overdue >= 0; null
-// when nothing waits and nothing is asked. The same triggers as SELECT's `due`.
-const OVERDUE = `greatest(
-  extract(epoch from now() - lag.oldest) - s.roll_seconds,
-  extract(epoch from now() - lag.newest) - s.inactivity_seconds,
-  case when lag.bytes >= s.roll_bytes or lag.batches >= 1000 then 0 end,
-  extract(epoch from now() - s.dedupe_requested_at),
-  case when s.feed is not null then extract(epoch from now() - coalesce(s.feed_run_requested_at, s.feed_next_run_at)) end)`
+/**
+ * Every sink not deleted as the roller's gauges need it (lhbox_sink_lag_seconds, lhbox_sinks_due):
+ * its waiting batches and the oldest's arrival, its policy, due, held by a roller now. One pass over
+ * the sinks and one over what waits: no per-sink lookups, no warehouse, no batch ids.
+ */
+export async function sinkLags(db: EdgeDb): Promise<Array<Record<string, unknown>>> {
+  const { rows } = await db.$client.query(
+    `with lag as (${pendingBySink('$1')})
+     select s.id, s.state, s.roll_seconds, coalesce(lag.batches, 0) as batches, ${iso('lag.oldest')} as oldest_at,
+            coalesce(${OVERDUE} >= 0, false) as due, coalesce(s.lease_expires_at > now(), false) as leased
+     from sinks s left join lag on lag.sink_id = s.id
+     where s.state <> 'deleted' order by s.id`,
+    [null],
+  )
+  return rows
+}
 
 /**
  * Leases what a roller will start now: at most `limit` sinks, most overdue first (then the oldest
@@ -90,16 +96,12 @@ const OVERDUE = `greatest(
  * leases (their leased_at): a tick passes it back as leased_before, so it leases none of them twice.
  */
 export async function leaseSinks(db: EdgeDb, o: LeaseAsk): Promise<{ sinks: RollerSinkRow[]; nowUs: string | null }> {
-  // The waiting batches grouped once (the partial index batches_pending), not a count per sink: the
-  // cost follows what waits, not the number of sinks. Rows another roller is leasing right now are
+  // The waiting batches grouped once, not a count per sink. Rows another roller is leasing right now are
   // skipped (theirs) and the limit counts only what this roller gets. One sink asked for by id waits
   // for that lease instead: a roll and a sweep of the same roller asking at the same moment both get
   // it (same owner), and another roller's lease is then seen and respected.
   const { rows } = await db.$client.query(
-    `with lag as (
-       select b.sink_id, count(*)::int as batches, sum(b.bytes)::float8 as bytes, min(b.received_at) as oldest, max(b.received_at) as newest
-       from batches b where b.state in ('receiving', 'pending') and ($3::text is null or b.sink_id = $3)
-       group by b.sink_id
+    `with lag as (${pendingBySink('$3')}
      ), candidates as (
        select s.id, ${OVERDUE} as overdue, lag.oldest
        from sinks s left join lag on lag.sink_id = s.id

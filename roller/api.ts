@@ -3,6 +3,7 @@
 import { parse, toSafeNumberOrThrow } from 'lossless-json'
 import * as v from 'valibot'
 import {
+  LagList,
   type LeaseRenewal,
   LeaseRenewed,
   MeasureList,
@@ -12,6 +13,7 @@ import {
   type MaintenanceSweep,
   type MeasureQuery,
   type RollReport as Report,
+  type SinkLag,
   type SinksQuery,
   type SinkView,
   type StorageReport,
@@ -79,6 +81,11 @@ export class EdgeApi {
       purpose: 'maintenance',
       ...(maintenance ? { maintenance } : {}),
     })
+  }
+
+  /** Every sink not deleted, as the gauges need it (lag, policy, due, held). */
+  async lags(): Promise<SinkLag[]> {
+    return (await this.request(LagList, 'GET', '/internal/lag')).sinks
   }
 
   /** The roller's view of every sink not deleted (disabled ones too), no lease. */

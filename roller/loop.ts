@@ -231,7 +231,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       await Promise.all(running)
       // The gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
       // disabled one its waiting batches' age, a deleted one is gone. A failed view leaves them as they are.
-      await api.view().then(
+      await api.lags().then(
         (all) => metrics.setSinks(all),
         (err) => log.warn('the sink view failed; the lag gauges keep their last values', { error: errorText(err) }),
       )

@@ -1,7 +1,7 @@
 // Prometheus metrics and the roller's /healthz, on LHBOX_ROLLER_PORT.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { SinkView } from './api.ts'
+import type { SinkLag } from '../contract/internal.ts'
 
 export class RollerMetrics {
   readonly registry = new Registry()
@@ -96,15 +96,15 @@ export class RollerMetrics {
    * oldest waiting batch, 0 when none waits. A sink no longer in the view (deleted) loses its series,
    * so the sink_lag alert neither sticks after a drain nor outlives the sink.
    */
-  async setSinks(sinks: SinkView[], now = Date.now()): Promise<void> {
+  async setSinks(sinks: SinkLag[], now = Date.now()): Promise<void> {
     const listed = new Set<string>()
-    this.sinksDue.set(sinks.filter((s) => s.due && s.state === 'active' && (!s.lease || Date.parse(s.lease.expires_at) <= now)).length)
+    this.sinksDue.set(sinks.filter((s) => s.due && s.state === 'active' && !s.leased).length)
     for (const s of sinks) {
       listed.add(s.id)
-      const oldest = s.lag.batches > 0 && s.lag.oldest_at ? Date.parse(s.lag.oldest_at) : null
+      const oldest = s.batches > 0 && s.oldest_at ? Date.parse(s.oldest_at) : null
       // never negative: the ledger's clock may run a little ahead of this host's
       this.lagSeconds.set({ sink: s.id }, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000))
-      this.rollSeconds.set({ sink: s.id }, s.policy.roll_seconds)
+      this.rollSeconds.set({ sink: s.id }, s.roll_seconds)
     }
     for (const gauge of [this.lagSeconds, this.rollSeconds]) {
       for (const { labels } of (await gauge.get()).values) {

@@ -1,11 +1,14 @@
 // The roller's routes (bootstrap secret only; never served publicly):
 // GET /internal/sinks — the roller's view, and with ?roller= a lease of the due sinks (with
 // ?purpose=maintenance, of the sinks the sweep covers); POST /internal/sinks/{id}/roll — the roller's
-// report, or the release that ends a sweep (with what the sweep did); POST /internal/leases — renewals of
+// report, or the release that ends a sweep (with what the sweep did); GET /internal/lag — every sink's lag
+// for the roller's gauges; POST /internal/leases — renewals of
 // the leases a roller's rolls still need; GET /internal/warehouses/measure and POST
 // /internal/warehouses/{id}/storage — the storage meter's lease and figure.
 import { Hono } from 'hono'
 import {
+  type LagList,
+  type SinkLag,
   LeaseRenewal,
   type LeaseRenewed,
   MeasureQuery,
@@ -26,7 +29,7 @@ import type { AppEnv, Env } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { jsonBody, query } from '../validate.ts'
 import { runId, slotStart } from '../../contract/feeds.ts'
-import { applyFeedRun, applyRollReport, leaseSinks, renewLeases, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
+import { applyFeedRun, applyRollReport, leaseSinks, renewLeases, sinkLags, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
 import { leaseMeasures, applyStorage } from '../storage-ledger.ts'
 
 type Secrets = Map<string, Partial<Record<'token' | 'credential' | 'secret_error', string>>>
@@ -114,6 +117,10 @@ export const internalRoutes = new Hono<AppEnv>()
       leased.sinks.map((r) => r.warehouse),
     )
     return c.json({ sinks: leased.sinks.map((r) => rollerView(r, secrets)), enabled, ...(leased.nowUs ? { now_us: leased.nowUs } : {}) } satisfies SinkList)
+  })
+  .get('/internal/lag', async (c) => {
+    const sinks = (await sinkLags(await c.var.db())) as SinkLag[]
+    return c.json({ sinks } satisfies LagList)
   })
   .post('/internal/leases', async (c) => {
     const body = await jsonBody(c, LeaseRenewal)

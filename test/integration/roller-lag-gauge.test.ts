@@ -139,10 +139,10 @@ describe('when the view fails', () => {
     const before = await gauge(r, 'lhbox_sink_lag_seconds', sink)
     expect(before).toBeGreaterThanOrEqual(WAITED_S)
 
-    // The view (GET /internal/sinks with no query) fails once; the lease (?roller=…) passes.
+    // The view (GET /internal/lag) fails once; the lease (GET /internal/sinks?roller=…) passes.
     const rule = proxy.rule({
       method: 'GET',
-      path: /^\/internal\/sinks$/,
+      path: /^\/internal\/lag$/,
       action: { status: 503, body: '{"error":{"code":"unavailable","message":"x"}}' },
       times: 1,
     })

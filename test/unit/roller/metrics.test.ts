@@ -1,37 +1,25 @@
 // The per-sink gauges (issue 15, defect 4): set from a view of every sink, 0 once nothing waits, and
 // removed for a sink the view no longer lists. Read back as Prometheus serves them (/metrics).
 import { describe, expect, it } from 'vitest'
-import type { SinkView } from '../../../roller/api.ts'
+import type { SinkLag } from '../../../contract/internal.ts'
 import { RollerMetrics } from '../../../roller/metrics.ts'
 
 const NOW = Date.UTC(2026, 8, 21, 12, 0, 0)
 
-function sink(id: string, lag: { batches: number; oldestMsAgo?: number }, opts: { state?: string; rollSeconds?: number } = {}): SinkView {
+function sink(
+  id: string,
+  lag: { batches: number; oldestMsAgo?: number },
+  opts: { state?: string; rollSeconds?: number; due?: boolean; leased?: boolean } = {},
+): SinkLag {
   const oldest = lag.oldestMsAgo === undefined ? null : new Date(NOW - lag.oldestMsAgo).toISOString().replace('Z', '123Z')
   return {
     id,
-    name: id,
-    project_id: 'prj',
     state: opts.state ?? 'active',
-    table: { namespace: 'ns', name: id },
-    warehouse: {
-      id: 'wh',
-      name: 'wh',
-      catalog: { type: 'sql', catalog_name: 'wh' },
-      location: 's3://b/wh',
-      bucket: 'b',
-      endpoint: 'http://127.0.0.1:1',
-      region: 'auto',
-      maintenance: 'roller',
-    },
-    policy: { roll_seconds: opts.rollSeconds ?? 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null, max_batches: 1000 },
-    key: null,
-    lag: { batches: lag.batches, bytes: 0, oldest_at: oldest, newest_at: oldest },
-    ledger_pending: [],
-    due: false,
-    dedupe_requested_at: null,
-    feed: null,
-    lease: null,
+    roll_seconds: opts.rollSeconds ?? 300,
+    batches: lag.batches,
+    oldest_at: oldest,
+    due: opts.due ?? false,
+    leased: opts.leased ?? false,
   }
 }
 
@@ -77,5 +65,21 @@ describe('RollerMetrics.setSinks', () => {
     const m = new RollerMetrics()
     await m.setSinks([sink('a', { batches: 1, oldestMsAgo: -2_000 })], NOW)
     expect((await samples(m))['lhbox_sink_lag_seconds/a']).toBe(0)
+  })
+})
+
+describe('lhbox_sinks_due', () => {
+  it('counts the active sinks due that no roller holds', async () => {
+    const m = new RollerMetrics()
+    await m.setSinks(
+      [
+        sink('due', { batches: 1, oldestMsAgo: 400_000 }, { due: true }),
+        sink('held', { batches: 1, oldestMsAgo: 400_000 }, { due: true, leased: true }),
+        sink('disabled', { batches: 1, oldestMsAgo: 400_000 }, { due: true, state: 'disabled' }),
+        sink('waiting', { batches: 1, oldestMsAgo: 1_000 }),
+      ],
+      NOW,
+    )
+    expect(await m.registry.metrics()).toMatch(/^lhbox_sinks_due 1$/m)
   })
 })
