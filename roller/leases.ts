@@ -32,7 +32,7 @@ export class Leases {
     }
   }
 
-  /** The roll is over and its report released the lease (or tried to). */
+  /** The roll's report released the lease (or the roll is over): no longer renewed, and never "lost". */
   drop(id: string): void {
     this.held.delete(id)
     if (this.held.size === 0 && this.timer) {
@@ -41,10 +41,13 @@ export class Leases {
     }
   }
 
-  /** Another roller holds it now, or it could not be renewed before it ended: this roller must not commit under it. */
+  /**
+   * Another roller holds it now, or it could not be renewed before it ended: this roller must not
+   * commit under it. A lease already given back (dropped) is not lost: its roll is finishing.
+   */
   lost(id: string, now = Date.now()): boolean {
     const h = this.held.get(id)
-    return !h || h.lost || h.endsAt <= now
+    return h !== undefined && (h.lost || h.endsAt <= now)
   }
 
   /**

@@ -79,7 +79,11 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         maxRewriteBytes: config.maxRewriteBytes,
         log: slog,
         checkpoint: timed,
-        report: (r) => requests.track('edge', () => api.report(sink.id, r)),
+        report: async (r) => {
+          await requests.track('edge', () => api.report(sink.id, r))
+          // Given back: no renewal of it from now on (the roll's last steps need no lease).
+          if (r.release !== false) leases.drop(sink.id)
+        },
       }
       const result = await roll(sink, rollCtx)
       if (sink.dedupe_requested_at && sink.key) {
@@ -248,6 +252,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         if (listed.state !== 'active' && listed.state !== 'disabled') continue
         // `off` where the catalog maintains its tables itself (R2 Data Catalog, for one).
         if (listed.warehouse.maintenance !== 'roller') continue
+        // A roller kept to some warehouses sweeps only theirs.
+        if (config.warehouseIds.length > 0 && !config.warehouseIds.includes(listed.warehouse.id)) continue
         const slog = log.child({ sink_id: listed.id })
         // The sink's own lease, the one its rolls take: no roll of it and no other roller's sweep meanwhile.
         let sink: SinkView | undefined

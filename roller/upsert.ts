@@ -274,8 +274,9 @@ export async function commitUpsert(
       ctx.catalog,
       table,
       {
-        plan: async (base, round) => {
-          if (round > 0) ctx.recheck(base)
+        plan: async (base) => {
+          // Every round: the first's base may already be newer than the table step 2 read.
+          ctx.recheck(base)
           const plan = await planUpsert(base, key, keyed, ctx.maxRewriteBytes)
           const { files, kept } = await writeFiles(base, keyed, plan, ctx)
           await uploadDataFiles(base, files)

@@ -24,7 +24,10 @@ export interface AppendOptions {
   commitUuid?: string
   retry?: RetryPolicy
   onRetry?: TransactOptions['onRetry']
-  /** Called with each fresh base after a conflict; throw CommitAbandoned to commit nothing. */
+  /**
+   * Called with the base of every attempt (the first's too: it may be newer than the table the caller
+   * read, after a commit of its own in between); throw CommitAbandoned to commit nothing.
+   */
   recheck?: (base: LoadedTable) => void | Promise<void>
   /** The snapshot's time (ms) instead of now, never before its parent's: an import of old data, a retention test. */
   timestampMs?: number
@@ -116,7 +119,7 @@ export async function appendWith(
       },
       snapshotId: () => snapshotId,
       change: async (added, base, attempt) => {
-        if (attempt > 0 && opts.recheck) await opts.recheck(base)
+        await opts.recheck?.(base)
         const plan = planSnapshot(base.metadata, { snapshotId, timestampMs: opts.timestampMs })
         const parent = currentSnapshot(base.metadata)
         const previous = await parentManifests(base)

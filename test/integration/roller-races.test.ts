@@ -17,7 +17,7 @@ import {
   warehouseId,
   type PyCatalog,
 } from '../support/roller-check.ts'
-import { rollerTick, type TickResult } from '../support/roller.ts'
+import { inProcessRoller, rollerTick, type TickResult } from '../support/roller.ts'
 import { bucket, createTable, database, intakeKey, intakeObjects, newSink, poll, send, type Sink } from '../support/sinks.ts'
 import { stack } from '../support/stack.ts'
 
@@ -225,5 +225,55 @@ describe('a batch id replayed after its ledger row was pruned', () => {
     expect(sinkSnapshots(s, sink.id)).toHaveLength(1)
     expect(await ledgerStates(db, sink.id)).toEqual({ again: 'committed' })
     expect(await batchObjects(sink.id)).toEqual([])
+  })
+})
+
+// Found by the chaos test (rollers-chaos): a roll whose first-roll commit met a conflict went on from
+// the fresher table it committed on, which already held another roll of its batch, and appended it
+// again — the append re-checked only after a conflict of its own. Two rolls of one sink, the first
+// held after reading the table while the second commits the batch.
+describe('a roll whose first-roll commit lands after another roll committed its batch', () => {
+  it('commits nothing: the batch is in the table once', { timeout: 120_000 }, async () => {
+    const sink = await newSink(stack().adminKey)
+    expect((await send(sink, '[{"x": 1}]', { batchId: 'b1' })).status).toBe(202)
+    const gate = () => {
+      let open: () => void = () => {}
+      const passed = new Promise<void>((r) => {
+        open = r
+      })
+      return { passed, open }
+    }
+    const [xRead, xGo, yCommitted, yGo] = [gate(), gate(), gate(), gate()]
+    // One lease owner for both (a roller restarted while its old process still runs): no lease keeps them apart.
+    const owner = `race-${sink.id}`
+    const x = inProcessRoller({ LHBOX_ROLLER_ID: owner }, async (name) => {
+      if (name !== 'reload') return
+      xRead.open()
+      await xGo.passed
+    })
+    const y = inProcessRoller({ LHBOX_ROLLER_ID: owner }, async (name) => {
+      if (name !== 'commit') return
+      yCommitted.open()
+      await yGo.passed
+    })
+    try {
+      const xTick = x.roller.tick({ sink: sink.id, force: true })
+      await xRead.passed // x read the table: no snapshot yet, no __ingest_ts
+      const yTick = y.roller.tick({ sink: sink.id, force: true })
+      await yCommitted.passed // y added __ingest_ts and appended b1, and has not deleted it from the intake
+      xGo.open()
+      expect(await xTick).toEqual({ rolled: 0, failed: 1 })
+      expect(x.logs.find((l) => l.msg === 'tick ended; the sink waits for the next one')?.error).toMatch(/already holds batch/)
+      yGo.open()
+      expect(await yTick).toEqual({ rolled: 1, failed: 0 })
+    } finally {
+      xGo.open()
+      yGo.open()
+      await x.roller.close()
+      await y.roller.close()
+    }
+    const s = await scan({ sql: stackWarehouseId }, sink.table)
+    expectExactlyOnce(s, [1])
+    expect(sinkSnapshots(s, sink.id).map((snap) => snap.summary['lakehousebox.sink.batches'])).toEqual(['b1'])
   })
 })
