@@ -40,6 +40,9 @@ import { PG_DATABASE, PG_PASSWORD, PG_USER, startPostgres } from '../../dev/post
 import { waitFor } from '../../dev/process.ts'
 import { startS3rver, startVersitygw } from '../../dev/s3.ts'
 import { newSecretsKey } from '../../dev/stack.ts'
+import { createApp } from '../../edge/app.ts'
+import type { Env } from '../../edge/env.ts'
+import { nodeEnv } from '../../edge/node.ts'
 import { leaseSinks, pruneLedger, viewSinks } from '../../edge/roller-ledger.ts'
 import { Cleanup, deadline, fmt, rowJson } from './common.ts'
 import { type Fleet, fleetWarehouses, intOptions, seedFleet } from './fleet.ts'
@@ -121,6 +124,27 @@ function recording(db: EdgeDb, client: pg.Client, into: Recorded[]): EdgeDb {
     },
   }
   return Object.assign(Object.create(db), { $client }) as EdgeDb
+}
+
+/**
+ * The statements a route sends, whatever builds them: the app (edge/app.ts, as edge/node.ts serves it)
+ * answers one request in this process over a client whose every query is recorded.
+ */
+async function routeStatements(client: pg.Client, env: Env, path: string, headers: Record<string, string>): Promise<Recorded[]> {
+  const into: Recorded[] = []
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  const recordingQuery = (...args: unknown[]) => {
+    const [config, values] = args as [string | { text?: string; values?: unknown[] }, unknown[] | undefined]
+    const text = typeof config === 'string' ? config : config?.text
+    if (text) into.push({ text, params: (typeof config === 'string' ? values : (config.values ?? values)) ?? [] })
+    return query(...args)
+  }
+  const recorded = Object.assign(Object.create(client), { query: recordingQuery }) as pg.Client
+  const app = createApp(async () => ({ db: edgeDb(recorded), close: async () => undefined }))
+  const res = await app.request(path, { headers }, env)
+  const text = await res.text()
+  if (res.status !== 200) throw new Error(`GET ${path} (in process): ${res.status} ${text.slice(0, 500)}`)
+  return into
 }
 
 // ---- EXPLAIN -------------------------------------------------------------------------------------------
@@ -276,7 +300,7 @@ async function main(): Promise<void> {
     cleanup.add(() => s3.child.stop())
     const bootstrapSecret = `bench-${crypto.randomUUID()}`
     const edgeLog = () => readFileSync(join(dir, 'node-edge.log'), 'utf8')
-    const edge = await startNodeEdgeChild(dir, edgePort, {
+    const edgeVars = {
       DATABASE_URL: pooled,
       LHBOX_BOOTSTRAP_SECRET: bootstrapSecret,
       LHBOX_SECRETS_KEY: secretsKey,
@@ -285,8 +309,8 @@ async function main(): Promise<void> {
       S3_REGION: s3.config.region,
       S3_ACCESS_KEY_ID: s3.config.accessKeyId,
       S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
-      LHBOX_EDGE_POOL: '10',
-    }).catch((err: Error) => {
+    }
+    const edge = await startNodeEdgeChild(dir, edgePort, { ...edgeVars, LHBOX_EDGE_POOL: '10' }).catch((err: Error) => {
       throw new Error(`${err.message}\n${edgeLog().slice(-3000)}`)
     })
     cleanup.add(() => edge.stop())
@@ -421,6 +445,16 @@ async function main(): Promise<void> {
       explained.push({ what: `leaseSinks statement ${i + 1}/${leaseStatements.length}`, e: await explain(direct, s, Math.max(3, Math.min(REPS, 5))) })
     for (const [i, s] of viewStatements.entries())
       explained.push({ what: `viewSinks statement ${i + 1}/${viewStatements.length}`, e: await explain(direct, s, Math.max(3, Math.min(REPS, 5))) })
+    // GET /v1/sinks: the statements the route sent (its key's check too), the costliest explained.
+    const listStatements = await routeStatements(leaseClient, nodeEnv(edgeVars), '/v1/sinks', { authorization: `Bearer ${keys['fleet-a']}` })
+    const listExplained: Array<{ s: Recorded; e: Explained }> = []
+    for (const st of listStatements) listExplained.push({ s: st, e: await explain(direct, st, 3) })
+    const costliest = listExplained.sort((a, z) => median(z.e.executionMs) - median(a.e.executionMs))[0]
+    if (costliest)
+      explained.push({
+        what: `GET /v1/sinks statement (costliest of ${listStatements.length})`,
+        e: costliest.e,
+      })
     await release('bench-warm')
 
     // ---- (e) the prune, with sends going on
