@@ -206,10 +206,15 @@ export async function applyRollReport(db: EdgeDb, sinkId: string, r: RollReportB
  */
 export async function pruneLedger(db: EdgeDb, batchRows = 10_000): Promise<number> {
   let pruned = 0
-  // Two predicates, each deleted on its own: the committed ones through their index (batches_prune).
-  for (const old of [`state = 'committed' and committed_at < now() - interval '7 days'`, `state = 'discarded' and received_at < now() - interval '7 days'`]) {
+  // Each found through an index: the committed ones by commit time (batches_prune), the discarded
+  // ones through their deleted sinks (the primary key), never by a scan of the whole ledger.
+  for (const old of [
+    `select ctid from batches where state = 'committed' and committed_at < now() - interval '7 days' limit $1`,
+    `select b.ctid from sinks s join batches b on b.sink_id = s.id
+     where s.state = 'deleted' and s.deleted_at < now() - interval '7 days' and b.state = 'discarded' limit $1`,
+  ]) {
     for (;;) {
-      const { rowCount } = await db.$client.query(`delete from batches where ctid = any(array(select ctid from batches where ${old} limit $1))`, [batchRows])
+      const { rowCount } = await db.$client.query(`delete from batches where ctid = any(array(${old}))`, [batchRows])
       pruned += rowCount ?? 0
       if ((rowCount ?? 0) < batchRows) break
     }

@@ -2,6 +2,8 @@
 // 400 for bad input. Also the ledger pruning: the Worker's cron, or the Node edge's start.
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { edgeDb } from '../../db/edge.ts'
+import { pruneLedger } from '../../edge/roller-ledger.ts'
 import { startEdge } from '../support/edge.ts'
 import { uid } from '../support/sinks.ts'
 import { call, edgeHost, expectError, newApiKey, stack } from '../support/stack.ts'
@@ -169,5 +171,38 @@ describe('the ledger pruning cron', () => {
       await new Promise((r) => setTimeout(r, 200))
     } while (Date.now() < deadline)
     expect(ids).toEqual(['recent', 'waiting'])
+  })
+
+  it('prunes in bounded deletes, and a deleted sink’s discarded batches 7 days after its delete', async () => {
+    const key = stack().adminKey
+    const made: Array<{ id: string; send_key: string }> = []
+    for (const name of ['many', 'gone_long', 'gone_lately']) {
+      const table = `${NS}.prune_${name}`
+      expect((await create({ table, columns: [{ name: 'x', type: 'long' }] })).status).toBe(201)
+      const res = await call('/v1/sinks', { key, json: { name: `prune_${name}_${NS}`, table, warehouse: stack().warehouse } })
+      expect(res.status).toBe(201)
+      made.push(res.body)
+    }
+    const [many, goneLong, goneLately] = made
+    const sendTo = (s: { id: string; send_key: string }, id: string) =>
+      call(`/v1/sinks/${s.id}`, { key: s.send_key, body: '[{"x": 1}]', headers: { 'content-type': 'application/json', 'idempotency-key': id } })
+    for (const id of ['a', 'b', 'c', 'd', 'e']) expect((await sendTo(many, id)).status).toBe(202)
+    for (const s of [goneLong, goneLately]) {
+      expect((await sendTo(s, 'left')).status).toBe(202)
+      expect((await call(`/v1/sinks/${s.id}`, { method: 'DELETE', key })).status).toBe(202)
+    }
+    await db.query(`update batches set state = 'committed', committed_at = now() - interval '8 days' where sink_id = $1`, [many.id])
+    await db.query(`update sinks set deleted_at = now() - interval '8 days' where id = $1`, [goneLong.id])
+    await db.query(`update sinks set deleted_at = now() - interval '6 days' where id = $1`, [goneLately.id])
+    // Two rows a statement: the five old ones go in three deletes, and nothing else of these sinks.
+    const client = new pg.Client(stack().databaseUrl)
+    await client.connect()
+    try {
+      await pruneLedger(edgeDb(client as unknown as Parameters<typeof edgeDb>[0]), 2)
+    } finally {
+      await client.end()
+    }
+    const left = await db.query('select sink_id, batch_id, state from batches where sink_id = any($1) order by sink_id', [made.map((s) => s.id)])
+    expect(left.rows).toEqual([{ sink_id: goneLately.id, batch_id: 'left', state: 'discarded' }])
   })
 })
