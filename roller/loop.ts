@@ -217,6 +217,10 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
           for (const sink of got.sinks) {
             const roll = slots
               .run(isLarge(sink, config.largeRollBytes), () => rollLeased(sink, opts.signal))
+              .catch((err) => {
+                log.error('roll failed outside its steps', { sink_id: sink.id, error: errorText(err) })
+                return 'failed' as const
+              })
               .then((outcome) => {
                 counts[outcome]++
                 running.delete(roll)
@@ -230,7 +234,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         }
         if (running.size === 0) break
         // A slot frees up, or, with nothing due, another tick's time passes (sinks fall due meanwhile).
-        await Promise.race([...running, sleep(config.tickSeconds * 1000, opts.signal)])
+        const pause = sleep(config.tickSeconds * 1000, opts.signal)
+        await Promise.race([...running, pause.done])
+        pause.cancel()
       }
       await Promise.all(running)
       // The gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
@@ -359,17 +365,20 @@ function cpuMs(from: NodeJS.CpuUsage): number {
   return Math.round((used.user + used.system) / 1000)
 }
 
-/** Resolves after `ms`, or at once when `signal` is aborted. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer)
-        resolve()
-      },
-      { once: true },
-    )
+/** Resolves after `ms`, or at once when `signal` is aborted; cancel() drops the timer (it would hold the process). */
+function sleep(ms: number, signal?: AbortSignal): { done: Promise<void>; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let wake: () => void = () => {}
+  const done = new Promise<void>((resolve) => {
+    wake = resolve
+    timer = setTimeout(resolve, ms)
   })
+  const cancel = () => {
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', onAbort)
+    wake()
+  }
+  const onAbort = () => cancel()
+  signal?.addEventListener('abort', onAbort, { once: true })
+  return { done, cancel }
 }

@@ -1,7 +1,7 @@
 // npm run bench:sinks — many small sinks rolled by 1, 2 and 4 roller services at concurrency 1 and 8,
 // side by side with PyIceberg appending the same batches table by table.
 //
-//   npm run bench:sinks [-- --sinks N] [--batches K] [--rows R] [--window S] [--configs 1x8,2x8,…,pyiceberg] [--quick]
+//   npm run bench:sinks [-- --sinks N] [--batches K] [--rows R] [--window S] [--configs 1x8,2x8,…,pyiceberg] [--roller-edge node|workerd] [--quick]
 //
 // One private stack (Postgres, pgbouncer, ws bridge, versitygw, wrangler dev of the edge), loopback
 // only, and the far side of a real deployment put back in with delaying proxies (test/support):
@@ -34,15 +34,21 @@
 // the proxies), and the `requests` counts of the roller's `rolled` log lines when it writes them.
 // Then medians, the ratios the issue asks for, its targets, and the load average.
 //
+// The rollers' edge (--roller-edge): `workerd` is wrangler dev's one local workerd, one JS thread
+// that every roller's leases and reports go through, which caps the fleet on this box before the
+// rollers do (on Workers each request has an isolate of its own); `node` (the default) is the Node
+// edge (`npm run edge`) in a process of its own, with a pool, as a self-hosted edge runs.
 // LHBOX_ROLLER_BUNDLE runs the rollers from a bundle (dev/roller.ts); by default they run through tsx,
 // as roller/Dockerfile does. LHBOX_BENCH_KEEP=1 keeps the state folder (the rollers' logs are in it).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { rollerCommand } from '../../dev/roller.ts'
 import { freePort } from '../../dev/ports.ts'
+import { startChild, waitFor, type Child } from '../../dev/process.ts'
 import { startWrangler } from '../../dev/wrangler.ts'
 import { S3Client } from '../../iceberg/io/s3.ts'
 import { startFaultProxy } from '../support/fault-proxy.ts'
@@ -74,6 +80,7 @@ const { values: opts } = parseArgs({
     rows: { type: 'string' },
     window: { type: 'string' },
     configs: { type: 'string' },
+    'roller-edge': { type: 'string', default: 'node' },
     quick: { type: 'boolean', default: false },
   },
 })
@@ -91,6 +98,8 @@ const SINKS = positive('sinks', opts.sinks, QUICK ? 60 : 1000)
 const BATCHES = positive('batches', opts.batches, 1)
 const ROWS = positive('rows', opts.rows, 10)
 const WINDOW_S = positive('window', opts.window, QUICK ? 60 : 120)
+const ROLLER_EDGE = opts['roller-edge']
+if (ROLLER_EDGE !== 'node' && ROLLER_EDGE !== 'workerd') throw new Error(`--roller-edge ${ROLLER_EDGE}: node or workerd`)
 const RUNS = envInt('BENCH_RUNS', QUICK ? 1 : 3)
 const S3_DELAY_MS = envInt('BENCH_S3_DELAY_MS', 20)
 const PG_DELAY_MS = envInt('BENCH_PG_DELAY_MS', 2)
@@ -229,7 +238,10 @@ async function world(b: ReturnType<typeof startBench>): Promise<World> {
   const bridgeProxy = await startPgProxy({ host: '127.0.0.1', port: stack.ports.bridge }, { delayMs: PG_DELAY_MS })
   b.cleanup.add(() => bridgeProxy.stop())
   const [port, inspector] = [await freePort(), await freePort()]
-  const edge = await startWrangler(join(stack.dir, 'roller-edge'), port, inspector, { ...stack.edgeVars, NEON_WS_PROXY: `127.0.0.1:${bridgeProxy.port}` })
+  const edge =
+    ROLLER_EDGE === 'workerd'
+      ? await startWrangler(join(stack.dir, 'roller-edge'), port, inspector, { ...stack.edgeVars, NEON_WS_PROXY: `127.0.0.1:${bridgeProxy.port}` })
+      : await startNodeEdgeProcess(join(stack.dir, 'roller-edge.log'), port, { ...stack.edgeVars, DATABASE_URL: slow.toString() })
   b.cleanup.add(() => edge.stop())
 
   // maintenance off: a roller's first sweep (a minute after it starts) would go over every table in the window.
@@ -242,7 +254,7 @@ async function world(b: ReturnType<typeof startBench>): Promise<World> {
     maintenance: 'off',
   })
   b.log(
-    `bucket behind ${s3Proxy.url} (+${S3_DELAY_MS} ms a request); catalog behind 127.0.0.1:${pgProxy.port} and the rollers' edge http://127.0.0.1:${port} behind 127.0.0.1:${bridgeProxy.port} (+${PG_DELAY_MS} ms a round trip); warehouse ${wh.id}`,
+    `bucket behind ${s3Proxy.url} (+${S3_DELAY_MS} ms a request); catalog behind 127.0.0.1:${pgProxy.port} and the rollers' edge (${ROLLER_EDGE}) http://127.0.0.1:${port} behind ${ROLLER_EDGE === 'node' ? `127.0.0.1:${pgProxy.port}` : `127.0.0.1:${bridgeProxy.port}`} (+${PG_DELAY_MS} ms a round trip); warehouse ${wh.id}`,
   )
   return {
     bs,
@@ -777,3 +789,13 @@ async function main(): Promise<void> {
 }
 
 await main()
+
+/** The Node edge (`npm run edge`) in a process of its own on `port`, its database at `vars.DATABASE_URL`. */
+async function startNodeEdgeProcess(logFile: string, port: number, vars: Record<string, string>): Promise<Child> {
+  const child = startChild('node edge', process.execPath, ['--import', 'tsx', 'edge/node-main.ts'], logFile, {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    env: { ...process.env, ...vars, LHBOX_EDGE_PORT: String(port), LHBOX_EDGE_HOST: '127.0.0.1', LHBOX_EDGE_POOL: '16' },
+  })
+  await waitFor('the Node edge', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, child)
+  return child
+}
