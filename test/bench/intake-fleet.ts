@@ -15,7 +15,7 @@
 //     bridge and pgbouncer (test/support/pg-proxy.ts): the statements of a send, by text.
 // Before any figure is printed, every 2xx of the fleet side is read back: one pending ledger row and one
 // object each (and the single sink's, as bench:intake checks it).
-import autocannon, { type Result } from 'autocannon'
+import type { Result } from 'autocannon'
 import { readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -34,6 +34,7 @@ import { S3Client } from '../../iceberg/io/s3.ts'
 import { startPgProxy } from '../support/pg-proxy.ts'
 import { benchStack, type BenchStack, Cleanup, deadline, fmt, rowJson, sinkHolds, tableAndSink } from './common.ts'
 import { type Fleet, fleetWarehouses, seedFleet } from './fleet.ts'
+import { type Req, sendLoad } from './send-load.ts'
 
 const log = (line: string) => console.log(`[bench:intake] ${line}`)
 
@@ -140,13 +141,6 @@ const diff = (a: Counters, z: Counters): Counters => ({
 
 // ---- the sides -------------------------------------------------------------------------------------------
 
-interface Req {
-  path: string
-  headers: Record<string, string>
-  body: string
-  batchId: string
-}
-
 interface Side {
   name: string
   request: (n: number) => Req
@@ -155,28 +149,6 @@ interface Side {
   answered: Map<string, number>
   loads: number
   results: Array<{ r: Result; sent: number; spent: Counters }>
-}
-
-function load(origin: string, s: Side, connections: number, seconds: number): Promise<Result> {
-  s.loads++
-  return autocannon({
-    url: origin,
-    connections,
-    duration: seconds,
-    timeout: 20,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (req, ctx) => {
-          const r = s.request(++s.n)
-          s.sent.add(r.batchId)
-          ctx.batchId = r.batchId
-          return { ...req, path: r.path, headers: r.headers, body: r.body }
-        },
-        onResponse: (status, _body, ctx) => void s.answered.set(ctx.batchId as string, status),
-      },
-    ],
-  })
 }
 
 /** Every 2xx of the fleet side is one pending ledger row and one object; other rows only cut-off requests. */
@@ -367,11 +339,11 @@ export async function intakeFleet(o: FleetOptions): Promise<void> {
     log(`${o.connections} connections; ${o.warmup} s warm-up + ${o.duration} s per side, ${o.rounds} round(s)`)
     for (let round = 0; round < o.rounds; round++) {
       for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
-        if (o.warmup > 0) await load(b.stack.apiUrl, s, o.connections, o.warmup)
+        if (o.warmup > 0) await sendLoad(b.stack.apiUrl, s, o.connections, o.warmup)
         await new Promise((r) => setTimeout(r, 1000))
         const before = await dbSide.read()
         const n0 = s.n
-        const r = await load(b.stack.apiUrl, s, o.connections, o.duration)
+        const r = await sendLoad(b.stack.apiUrl, s, o.connections, o.duration)
         await new Promise((r) => setTimeout(r, 1500)) // the work deferred past the last answers
         const spent = diff(before, await dbSide.read())
         s.results.push({ r, sent: s.n - n0, spent })

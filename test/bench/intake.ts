@@ -30,7 +30,7 @@
 // `npm run bench:intake -- --sinks 10000 [--ledger-rows 1000000] [--due 100]` runs the fleet instead
 // (test/bench/intake-fleet.ts): sends spread over that many sinks beside the one-sink send side,
 // statements and Postgres CPU per send, and the ledger statement's own ceiling on this Postgres.
-import autocannon, { type Result } from 'autocannon'
+import type { Result } from 'autocannon'
 import os from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -48,6 +48,7 @@ import { api, benchStack, type BenchStack, Cleanup, deadline, fmt, rowJson, sink
 import { startDbPaths } from './db-paths.ts'
 import { intOptions } from './fleet.ts'
 import { intakeFleet } from './intake-fleet.ts'
+import { type Req, sendLoad } from './send-load.ts'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20)
@@ -93,13 +94,6 @@ async function startBareWorker(stateDir: string, vars: Record<string, string>): 
   return { child, url }
 }
 
-interface Req {
-  path: string
-  headers: Record<string, string>
-  body: string
-  batchId: string
-}
-
 interface Side {
   name: string
   origin: string
@@ -114,29 +108,6 @@ interface Side {
   answered: Map<string, number>
   loads: number
   results: Result[]
-}
-
-function load(s: Side, seconds: number): Promise<Result> {
-  s.loads++
-  return autocannon({
-    url: s.origin,
-    connections: CONNECTIONS,
-    duration: seconds,
-    timeout: 20,
-    requests: [
-      {
-        method: 'POST',
-        // pipelining 1: the context of a response is the one its request was built with.
-        setupRequest: (req, ctx) => {
-          const r = s.request(++s.n)
-          s.sent.add(r.batchId)
-          ctx.batchId = r.batchId
-          return { ...req, path: r.path, headers: r.headers, body: r.body }
-        },
-        onResponse: (status, _body, ctx) => void s.answered.set(ctx.batchId as string, status),
-      },
-    ],
-  })
 }
 
 /** One OwnTracks location as the app POSTs it (the quick-setup fixture's fields, and acc, cog, bs, t). */
@@ -256,8 +227,8 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? sides : [...sides].reverse()
       for (const s of order) {
-        if (WARMUP > 0) await load(s, WARMUP)
-        const r = await load(s, DURATION)
+        if (WARMUP > 0) await sendLoad(s.origin, s, CONNECTIONS, WARMUP)
+        const r = await sendLoad(s.origin, s, CONNECTIONS, DURATION)
         s.results.push(r)
         log(
           `round ${round + 1} ${s.name.padEnd(6)}: ${fmt(r.requests.average, 1)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, statuses ${JSON.stringify(statusCounts(r))}, errors ${r.errors}, timeouts ${r.timeouts}`,

@@ -26,6 +26,7 @@ import { createWriteStream, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
 import { api, benchStack, COLUMNS, fmt, rowJson, type BenchStack } from './common.ts'
+import { prng } from '../support/prng.ts'
 import {
   apiLossless,
   BENCH_DIR,
@@ -52,18 +53,6 @@ const ROWS = envInt('BENCH_ROWS', 1_000_000)
 const CHANGED = envInt('BENCH_CHANGED', 100_000)
 const BATCH_ROWS = envInt('BENCH_BATCH_ROWS', 5_000)
 const SEED_INGEST_TS = '2026-05-01T00:00:00Z'
-
-/** A small seeded PRNG (mulberry32): the same changed ids in every run and on every machine. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** CHANGED distinct ids in [0, ROWS), uniformly at random, in random order (a partial Fisher–Yates). */
 function changedIds(): Int32Array {

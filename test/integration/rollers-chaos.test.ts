@@ -26,6 +26,7 @@ import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/pytho
 import { rollerEnv } from '../support/roller.ts'
 import { bucket, createTable, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, newApiKey, stack } from '../support/stack.ts'
+import { prng } from '../support/prng.ts'
 
 const SINKS = 300
 /** Waves per sink, each at its own moment of the send window; each wave is 1 or 2 batches. */
@@ -51,17 +52,6 @@ const STOP_DEADLINE_MS = 60_000
 
 const SEED = process.env.LHBOX_CHAOS_SEED ? Number(process.env.LHBOX_CHAOS_SEED) >>> 0 : (Date.now() ^ (process.pid << 16)) >>> 0
 
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const between = (r: () => number, [lo, hi]: [number, number]) => Math.round(lo + r() * (hi - lo))
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms))
 
