@@ -110,6 +110,27 @@ describe('a lease', () => {
     await release(sink.id, 'holder')
   })
 
+  it('shows in GET /internal/lag (the gauges’ view): waiting, due, held; bootstrap secret only', async () => {
+    const [waiting, held] = await dueSinks(2)
+    await arrivedAgo([waiting, held], [90, 90])
+    expect((await lease(`roller=g&sink=${held.id}`)).body.sinks).toHaveLength(1)
+    const lag = await call('/internal/lag', { key: secret() })
+    expect(lag.status, lag.text).toBe(200)
+    const mine = lag.body.sinks.filter((s: { id: string }) => s.id === waiting.id || s.id === held.id)
+    expect(
+      mine
+        .map(({ oldest_at, ...rest }: Record<string, unknown>) => ({ ...rest, oldest_at: typeof oldest_at }))
+        .sort((a: any, b: any) => (a.id < b.id ? -1 : 1)),
+    ).toEqual(
+      [
+        { id: waiting.id, state: 'active', roll_seconds: 60, batches: 1, oldest_at: 'string', due: true, leased: false },
+        { id: held.id, state: 'active', roll_seconds: 60, batches: 1, oldest_at: 'string', due: true, leased: true },
+      ].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    )
+    for (const key of [stack().adminKey, waiting.sendKey]) expectError(await call('/internal/lag', { key }), 403, 'forbidden')
+    await release(held.id, 'g')
+  })
+
   it('of another warehouse is not taken by a roller kept to this one; bad query values are 400', async () => {
     const [sink] = await dueSinks(1)
     await arrivedAgo([sink], [61])
