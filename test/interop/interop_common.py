@@ -485,3 +485,24 @@ def main_guard(fn) -> None:
         traceback.print_exc(file=sys.stderr)
         sys.stderr.write(f"\n{type(e).__name__}: {e}\n")
         sys.exit(1)
+
+
+def snapshot_json(s) -> dict:
+    """A snapshot as the scripts answer it: ids, times, operation, summary, manifest list, row ids."""
+    summary = {}
+    operation = None
+    if s.summary is not None:
+        operation = s.summary.operation.value
+        summary = {"operation": operation, **s.summary.additional_properties}
+    return {
+        "snapshot_id": s.snapshot_id,
+        "parent": s.parent_snapshot_id,
+        "sequence_number": s.sequence_number,
+        "timestamp_ms": s.timestamp_ms,
+        "operation": operation,
+        "summary": summary,
+        "manifest_list": s.manifest_list,
+        "schema_id": s.schema_id,
+        "first_row_id": getattr(s, "first_row_id", None),
+        "added_rows": getattr(s, "added_rows", None),
+    }

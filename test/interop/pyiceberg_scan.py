@@ -28,6 +28,7 @@ from pyiceberg.conversions import from_bytes, to_bytes
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 
 from interop_common import (
+    snapshot_json,
     encode_scalar,
     add_connection_args,
     emit,
@@ -171,24 +172,6 @@ def manifests_json(table) -> list[dict]:
     return out
 
 
-def snapshot_json(s) -> dict:
-    summary = {}
-    operation = None
-    if s.summary is not None:
-        operation = s.summary.operation.value
-        summary = {"operation": operation, **s.summary.additional_properties}
-    return {
-        "snapshot_id": s.snapshot_id,
-        "parent": s.parent_snapshot_id,
-        "sequence_number": s.sequence_number,
-        "timestamp_ms": s.timestamp_ms,
-        "operation": operation,
-        "summary": summary,
-        "manifest_list": s.manifest_list,
-        "schema_id": s.schema_id,
-        "first_row_id": getattr(s, "first_row_id", None),
-        "added_rows": getattr(s, "added_rows", None),
-    }
 
 
 def main() -> None:

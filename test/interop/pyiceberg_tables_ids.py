@@ -18,22 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow.compute as pc
 
-from interop_common import add_connection_args, emit, load_catalog, main_guard
+from interop_common import add_connection_args, emit, load_catalog, main_guard, snapshot_json
 
 
-def snapshot_json(s) -> dict:
-    summary = {}
-    operation = None
-    if s.summary is not None:
-        operation = s.summary.operation.value
-        summary = {"operation": operation, **s.summary.additional_properties}
-    return {
-        "snapshot_id": s.snapshot_id,
-        "parent": s.parent_snapshot_id,
-        "timestamp_ms": s.timestamp_ms,
-        "operation": operation,
-        "summary": summary,
-    }
 
 
 def read_one(catalog, name: str, column: str) -> dict:
