@@ -77,6 +77,8 @@ module.exports = {
           '^iceberg/avro/(?!(schema|decode|container|read-container)\\.ts$)',
           '^iceberg/manifest/(?!(field-ids|read-list|read-manifest)\\.ts$)',
           '^iceberg/parquet/(write|data-file|flat|plain|delta|rle|general|zstd)\\.ts$',
+          // Node's S3 transport (undici, node:crypto): Node entry points install it, the Worker sends with fetch.
+          '^iceberg/io/s3-node\\.ts$',
         ],
         reachable: true,
       },

@@ -1,5 +1,7 @@
 // npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID] | measure [--warehouse ID]
 import { parseArgs } from 'node:util'
+import { nodeTransport } from '../iceberg/io/s3-node.ts'
+import { useS3Transport } from '../iceberg/io/s3-transport.ts'
 import { loadConfig } from './config.ts'
 import { errorText, jsonLogger } from './log.ts'
 import { createRoller } from './loop.ts'
@@ -31,6 +33,7 @@ async function main(argv: string[]): Promise<number> {
     console.error('usage: npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID] | measure [--warehouse ID]')
     return 2
   }
+  useS3Transport(nodeTransport)
   const config = loadConfig()
   const log = jsonLogger({ roller: config.rollerId })
   const metrics = new RollerMetrics()

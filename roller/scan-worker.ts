@@ -3,6 +3,8 @@
 import { parentPort } from 'node:worker_threads'
 import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import { S3Client, S3Error, type S3Config } from '../iceberg/io/s3.ts'
+import { nodeTransport } from '../iceberg/io/s3-node.ts'
+import { useS3Transport } from '../iceberg/io/s3-transport.ts'
 import { parseSchema } from '../iceberg/spec/metadata.ts'
 import type { Value } from '../iceberg/spec/types.ts'
 import { receivedMicros, storedRows } from './intake.ts'
@@ -19,6 +21,8 @@ interface ScanJob {
   /** …or an object to read first, its arrival time the constant `stamp` */
   read?: { s3: S3Config; key: string; stamp: string }
 }
+
+useS3Transport(nodeTransport)
 
 const KEPT = 8
 const scanners = new Map<string, Scanner>()

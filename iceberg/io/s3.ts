@@ -1,8 +1,9 @@
-// The one S3 client of the project (edge and roller alike): aws4fetch, path-style URLs,
-// single PUTs with a signed payload hash. Runtime-neutral: fetch + WebCrypto only.
-import { AwsClient } from 'aws4fetch'
+// The one S3 client of the project (edge and roller alike): path-style URLs, single PUTs with a
+// signed payload hash, through a transport (s3-transport.ts: aws4fetch and fetch unless a Node
+// process installed s3-node.ts's). Runtime-neutral.
 import { XMLParser } from 'fast-xml-parser'
 import { md5 } from '@noble/hashes/legacy.js'
+import { type S3Answer, type S3Transport, transportFor } from './s3-transport.ts'
 
 export interface S3Config {
   endpoint: string
@@ -12,7 +13,7 @@ export interface S3Config {
   secretAccessKey: string
   sessionToken?: string
   /**
-   * Retries of a 5xx/429 inside one call (aws4fetch backs off between them). Default 0: callers
+   * Retries of a 5xx/429 inside one call, with a jittered backoff from 50 ms. Default 0: callers
    * decide — the send route answers 503 at once, the roller's next tick tries again.
    */
   retries?: number
@@ -72,17 +73,9 @@ const xml = new XMLParser({
   isArray: (name) => name === 'Contents' || name === 'Error' || name === 'Deleted',
 })
 
-async function sha256Hex(body: Uint8Array | string): Promise<string> {
-  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body
-  const digest = await crypto.subtle.digest('SHA-256', bytes)
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('')
-}
-
 function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;')
 }
-
-const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 
 /**
  * What the roller asks of a bucket: S3Client is one; the roller's unit tests use an in-memory one.
@@ -101,49 +94,53 @@ export interface Bucket {
 
 export class S3Client implements Bucket {
   readonly bucket: string
-  private readonly aws: AwsClient
+  private readonly transport: S3Transport
   private readonly base: string
 
-  constructor(readonly config: S3Config) {
+  constructor(
+    readonly config: S3Config,
+    transport?: S3Transport,
+  ) {
     this.bucket = config.bucket
-    this.aws = new AwsClient({
-      accessKeyId: config.accessKeyId,
-      secretAccessKey: config.secretAccessKey,
-      sessionToken: config.sessionToken,
-      service: 's3',
-      region: config.region,
-      retries: config.retries ?? 0,
-    })
+    this.transport = transport ?? transportFor(config)
     this.base = config.endpoint.replace(/\/+$/, '')
   }
 
+  // Path and query RFC 3986-encoded, as SigV4 signs them, so the URL sent is the one signed.
   private url(key?: string, query?: Record<string, string>): string {
-    const path = key === undefined ? '' : '/' + key.split('/').map(encodeURIComponent).join('/')
-    const qs = query ? '?' + new URLSearchParams(query).toString().replace(/\+/g, '%20') : ''
-    return `${this.base}/${encodeURIComponent(this.bucket)}${path}${qs}`
+    const path = key === undefined ? '' : '/' + key.split('/').map(rfc3986).join('/')
+    const qs = query
+      ? '?' +
+        Object.entries(query)
+          .map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`)
+          .join('&')
+      : ''
+    return `${this.base}/${rfc3986(this.bucket)}${path}${qs}`
   }
 
-  private async send(url: string, init: RequestInit & { body?: Uint8Array | string }): Promise<Response> {
-    const headers = new Headers(init.headers)
-    // Signed payload: some stores refuse UNSIGNED-PAYLOAD under a bucket-policy grant (spec, "Measured").
-    headers.set('x-amz-content-sha256', init.body === undefined ? EMPTY_SHA256 : await sha256Hex(init.body))
-    let res: Response
-    const done = this.config.observe?.()
-    try {
-      res = await this.aws.fetch(url, { ...init, headers })
-    } catch (err) {
-      throw new S3Error(0, 'NetworkError', `S3 unreachable: ${(err as Error).message}`)
-    } finally {
-      done?.()
+  private async send(url: string, init: { method: string; headers?: Record<string, string>; body?: Uint8Array | string }): Promise<S3Answer> {
+    const retries = this.config.retries ?? 0
+    for (let attempt = 0; ; attempt++) {
+      let res: S3Answer
+      const done = this.config.observe?.()
+      try {
+        res = await this.transport({ method: init.method, url, headers: init.headers ?? {}, body: init.body })
+      } catch (err) {
+        throw new S3Error(0, 'NetworkError', `S3 unreachable: ${(err as Error).message}`)
+      } finally {
+        done?.()
+      }
+      if (attempt >= retries || (res.status < 500 && res.status !== 429)) return res
+      await res.discard()
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * 2 ** attempt))
     }
-    return res
   }
 
-  private async fail(res: Response, what: string): Promise<never> {
+  private async fail(res: S3Answer, what: string): Promise<never> {
     const text = await res.text().catch(() => '')
     const parsed = text.startsWith('<') ? xml.parse(text) : {}
     const code = parsed?.Error?.[0]?.Code ?? parsed?.Error?.Code ?? `Http${res.status}`
-    const message = parsed?.Error?.[0]?.Message ?? parsed?.Error?.Message ?? res.statusText
+    const message = parsed?.Error?.[0]?.Message ?? parsed?.Error?.Message ?? ''
     throw new S3Error(res.status, String(code), `${what}: ${res.status} ${code} ${message}`.trim())
   }
 
@@ -153,27 +150,27 @@ export class S3Client implements Bucket {
     for (const [k, v] of Object.entries(opts.metadata ?? {})) headers[`x-amz-meta-${k}`] = v
     if (opts.ifNoneMatch) headers['if-none-match'] = '*'
     const res = await this.send(this.url(key), { method: 'PUT', headers, body })
-    if (!res.ok) await this.fail(res, `PUT ${key}`)
-    await drain(res)
-    return { etag: res.headers.get('etag') }
+    if (!ok(res)) await this.fail(res, `PUT ${key}`)
+    await res.discard()
+    return { etag: res.header('etag') }
   }
 
   /** The object's bytes, or null when it does not exist. */
   async get(key: string): Promise<{ body: Uint8Array; head: S3Head } | null> {
     const res = await this.send(this.url(key), { method: 'GET' })
     if (res.status === 404) {
-      await drain(res)
+      await res.discard()
       return null
     }
-    if (!res.ok) await this.fail(res, `GET ${key}`)
-    const body = new Uint8Array(await res.arrayBuffer())
+    if (!ok(res)) await this.fail(res, `GET ${key}`)
+    const body = await res.bytes()
     return { body, head: headOf(res) }
   }
 
   async head(key: string): Promise<S3Head | null> {
     const res = await this.send(this.url(key), { method: 'HEAD' })
     if (res.status === 404) return null
-    if (!res.ok) throw new S3Error(res.status, `Http${res.status}`, `HEAD ${key}: ${res.status}`)
+    if (!ok(res)) throw new S3Error(res.status, `Http${res.status}`, `HEAD ${key}: ${res.status}`)
     return headOf(res)
   }
 
@@ -187,7 +184,7 @@ export class S3Client implements Bucket {
     if (opts.startAfter !== undefined) query['start-after'] = opts.startAfter
     if (opts.continuationToken) query['continuation-token'] = opts.continuationToken
     const res = await this.send(this.url(undefined, query), { method: 'GET' })
-    if (!res.ok) await this.fail(res, `LIST ${prefix}`)
+    if (!ok(res)) await this.fail(res, `LIST ${prefix}`)
     const parsed = xml.parse(await res.text()).ListBucketResult ?? {}
     const objects: S3Object[] = (parsed.Contents ?? []).map((c: { Key: string; Size: string; LastModified: string; ETag?: string }) => ({
       key: String(c.Key),
@@ -219,7 +216,7 @@ export class S3Client implements Bucket {
         '</Delete>'
       const headers = { 'content-type': 'application/xml', 'content-md5': md5Base64(body) }
       const res = await this.send(this.url(undefined, { delete: '' }), { method: 'POST', headers, body })
-      if (!res.ok) await this.fail(res, 'DELETE objects')
+      if (!ok(res)) await this.fail(res, 'DELETE objects')
       const parsed = xml.parse(await res.text()).DeleteResult ?? {}
       const errors = parsed.Error ?? []
       if (errors.length > 0) {
@@ -231,35 +228,42 @@ export class S3Client implements Bucket {
 
   async delete(key: string): Promise<void> {
     const res = await this.send(this.url(key), { method: 'DELETE' })
-    if (!res.ok && res.status !== 404) await this.fail(res, `DELETE ${key}`)
-    await drain(res)
+    if (!ok(res) && res.status !== 404) await this.fail(res, `DELETE ${key}`)
+    await res.discard()
   }
 
   /** Checks that the bucket answers (healthz). */
   async headBucket(): Promise<void> {
     const res = await this.send(this.url(), { method: 'HEAD' })
-    if (!res.ok) throw new S3Error(res.status, `Http${res.status}`, `HEAD bucket ${this.bucket}: ${res.status}`)
+    if (!ok(res)) throw new S3Error(res.status, `Http${res.status}`, `HEAD bucket ${this.bucket}: ${res.status}`)
   }
 
   async createBucket(): Promise<void> {
     const res = await this.send(this.url(), { method: 'PUT' })
-    if (res.ok || res.status === 409) {
-      await drain(res)
+    if (ok(res) || res.status === 409) {
+      await res.discard()
       return
     }
     await this.fail(res, `CREATE bucket ${this.bucket}`)
   }
 }
 
-function headOf(res: Response): S3Head {
+const ok = (res: S3Answer) => res.status >= 200 && res.status < 300
+
+/** RFC 3986 percent-encoding (encodeURIComponent leaves !'()* as they are; SigV4 encodes them). */
+function rfc3986(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+}
+
+function headOf(res: S3Answer): S3Head {
   const metadata: Record<string, string> = {}
-  res.headers.forEach((value, name) => {
+  for (const [name, value] of res.headers()) {
     if (name.toLowerCase().startsWith('x-amz-meta-')) metadata[name.slice(11).toLowerCase()] = value
-  })
+  }
   return {
-    size: Number(res.headers.get('content-length') ?? 0),
-    lastModified: new Date(res.headers.get('last-modified') ?? 0),
-    contentType: res.headers.get('content-type'),
+    size: Number(res.header('content-length') ?? 0),
+    lastModified: new Date(res.header('last-modified') ?? 0),
+    contentType: res.header('content-type'),
     metadata,
   }
 }
@@ -267,12 +271,4 @@ function headOf(res: Response): S3Head {
 // DeleteObjects requires Content-MD5 on most stores, and WebCrypto has no MD5.
 function md5Base64(text: string): string {
   return btoa(String.fromCharCode(...md5(new TextEncoder().encode(text))))
-}
-
-/**
- * Reads a response's (small) body to its end: a cancelled body makes undici drop the connection,
- * and a roll that deletes hundreds of batches then opens as many new ones (measured in bench:roll).
- */
-async function drain(res: Response): Promise<void> {
-  await res.arrayBuffer().catch(() => undefined)
 }

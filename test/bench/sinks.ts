@@ -1,7 +1,7 @@
 // npm run bench:sinks — many small sinks rolled by 1, 2 and 4 roller services at concurrency 1 and 8,
 // side by side with PyIceberg appending the same batches table by table.
 //
-//   npm run bench:sinks [-- --sinks N] [--batches K] [--rows R] [--window S] [--configs 1x8,2x8,…,pyiceberg] [--roller-edge node|workerd] [--quick]
+//   npm run bench:sinks [-- --sinks N] [--batches K] [--rows R] [--window S] [--configs 1x8,2x8,…,pyiceberg] [--roller-edge node|workerd] [--cpu-prof DIR] [--quick]
 //
 // One private stack (Postgres, pgbouncer, ws bridge, versitygw, wrangler dev of the edge), loopback
 // only, and the far side of a real deployment put back in with delaying proxies (test/support):
@@ -81,6 +81,7 @@ const { values: opts } = parseArgs({
     window: { type: 'string' },
     configs: { type: 'string' },
     'roller-edge': { type: 'string', default: 'node' },
+    'cpu-prof': { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
 })
@@ -339,6 +340,8 @@ interface RollerProc {
 function startRollerProc(w: World, id: string, concurrency: number, logFile: string): RollerProc {
   const { stack } = w.bs
   const { cmd, args } = rollerCommand(['run'])
+  // --cpu-prof DIR: each roller writes a V8 CPU profile there when it stops (for chrome://inspect or speedscope).
+  if (opts['cpu-prof']) args.unshift('--cpu-prof', '--cpu-prof-dir', opts['cpu-prof'])
   const out = openSync(logFile, 'a')
   let proc: ChildProcess
   try {
