@@ -1,6 +1,7 @@
 // The roller's configuration, from the environment (README "Roller").
 import { availableParallelism, hostname } from 'node:os'
 import { sinksEnabled } from '../contract/switch.ts'
+import { EgressPolicy } from './feeds/egress-policy.ts'
 import type { SqlLimits } from './feeds/sql.ts'
 
 export interface RollerConfig {
@@ -94,6 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
       threads: Number(env.LHBOX_SQL_THREADS ?? 2),
       httpfsPath: env.LHBOX_DUCKDB_HTTPFS || undefined,
       maxBatchBytes: Number(env.LHBOX_SQL_MAX_BATCH_BYTES ?? 256 * 1024 * 1024),
+      // Public addresses only, and what the operator opens by name or CIDR (roller/feeds/egress-policy.ts).
+      egress: EgressPolicy.fromEnv(env.LHBOX_SQL_ALLOW_HOSTS),
     },
     measureSeconds: Number(env.LHBOX_MEASURE_SECONDS ?? 300),
     sinksEnabled: sinksEnabled(env),

@@ -1,10 +1,14 @@
 // A scheduled SQL sink's query, run by DuckDB (@duckdb/node-api): one SELECT, http(s) sources through
-// httpfs, no local files (disabled_filesystems, then lock_configuration so the query cannot undo it),
-// a memory limit and a time limit per run. The result becomes one Parquet file, the run's batch.
+// httpfs and the run's egress proxy (public addresses only, egress-proxy.ts), no local files and no
+// other external access (enable_external_access off but for http(s) URLs, then lock_configuration so
+// the query cannot undo it), a memory limit and a time limit per run. The result becomes one Parquet
+// file, the run's batch.
 import type { DuckDBConnection, DuckDBResultReader, DuckDBTypeId } from '@duckdb/node-api'
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { JSON_COLUMNS_KEY } from '../../iceberg/ingest/parquet-batch.ts'
 import { formatTimestampMicros, formatTimestamptzMicros } from '../../iceberg/spec/temporal.ts'
+import type { EgressPolicy } from './egress-policy.ts'
+import { type EgressProxy, startEgressProxy } from './egress-proxy.ts'
 
 export interface SqlLimits {
   /** DuckDB's memory_limit, e.g. "256MB". */
@@ -16,6 +20,8 @@ export interface SqlLimits {
   httpfsPath?: string
   /** A run's Parquet larger than this is not stored (batch_too_large; spec: 256 MiB). */
   maxBatchBytes: number
+  /** Where a run may connect (LHBOX_SQL_ALLOW_HOSTS beside the public addresses). */
+  egress: EgressPolicy
 }
 
 /** A query DuckDB says is not one SELECT: refused at create, and never run. */
@@ -39,10 +45,10 @@ const duckdb = () => {
   return loaded
 }
 
-async function connect(
-  limits: Pick<SqlLimits, 'memoryLimit' | 'threads'>,
-  httpfs: string | null | undefined,
-): Promise<{ c: DuckDBConnection; close: () => void }> {
+/** A run's network: httpfs (a file to LOAD; unset: installed) and the proxy it goes through. The check has none. */
+type Network = { httpfs: string | undefined; proxy: EgressProxy } | null
+
+async function connect(limits: Pick<SqlLimits, 'memoryLimit' | 'threads'>, network: Network): Promise<{ c: DuckDBConnection; close: () => void }> {
   const { DuckDBInstance } = await duckdb()
   const instance = await DuckDBInstance.create(':memory:', {
     autoinstall_known_extensions: 'false',
@@ -59,8 +65,19 @@ async function connect(
     instance.closeSync()
   }
   try {
-    if (httpfs !== null) await c.run(httpfs ? `LOAD ${quote(httpfs)}` : 'INSTALL httpfs; LOAD httpfs')
-    // The query may read http(s) URLs and nothing else: no local files, no credentialed stores.
+    if (network) {
+      const { httpfs, proxy } = network
+      await c.run(httpfs ? `LOAD ${quote(httpfs)}` : 'INSTALL httpfs; LOAD httpfs')
+      // Every http(s) request goes through the run's proxy, which checks where it connects (not the
+      // HTTP_PROXY of the roller's environment: set here, then locked).
+      await c.run(`SET http_proxy = ${quote(proxy.url)}`)
+      await c.run(`SET http_proxy_username = ${quote(proxy.username)}`)
+      await c.run(`SET http_proxy_password = ${quote(proxy.password)}`)
+      await c.run("SET allowed_directories = ['http://', 'https://']")
+    }
+    // The query may read http(s) URLs and nothing else: no local files, no credentialed stores, no
+    // extension loaded or installed; with external access off, the URL prefixes above are all it may name.
+    await c.run('SET enable_external_access = false')
     await c.run("SET disabled_filesystems = 'LocalFileSystem,S3FileSystem,HuggingFaceFileSystem'")
     await c.run("SET TimeZone = 'UTC'")
     await c.run('SET lock_configuration = true')
@@ -78,6 +95,7 @@ export async function checkQuery(
 ): Promise<string | null> {
   const { c, close } = await connect(limits, null)
   try {
+    // No httpfs and no external access: parsing a tenant's query reaches nothing.
     return await refusal(c, query)
   } finally {
     close()
@@ -105,9 +123,25 @@ const firstLine = (s: string) => s.split('\n')[0].trim()
 
 /** Runs the query within the limits; its rows as one Parquet file. */
 export async function runQuery(query: string, limits: SqlLimits): Promise<{ parquet: Uint8Array; rows: number }> {
+  const proxy = await startEgressProxy(limits.egress)
+  try {
+    return await runThrough(query, limits, proxy)
+  } finally {
+    proxy.close()
+  }
+}
+
+/** A refused connection is the run's error, whatever DuckDB made of the proxy's answer; a failed one is added to DuckDB's. */
+function runError(proxy: EgressProxy, duckdb: string): string {
+  const first = proxy.refused[0]
+  if (first) return `egress refused: ${first.target}: ${first.reason}`
+  return proxy.failed.length ? `${duckdb} (egress proxy: ${proxy.failed[0]})` : duckdb
+}
+
+async function runThrough(query: string, limits: SqlLimits, proxy: EgressProxy): Promise<{ parquet: Uint8Array; rows: number }> {
   let conn: Awaited<ReturnType<typeof connect>>
   try {
-    conn = await connect(limits, limits.httpfsPath)
+    conn = await connect(limits, { httpfs: limits.httpfsPath, proxy })
   } catch (err) {
     throw new SqlRunFailed(`DuckDB could not start: ${firstLine((err as Error).message)}`)
   }
@@ -125,7 +159,7 @@ export async function runQuery(query: string, limits: SqlLimits): Promise<{ parq
       reader = await c.runAndReadAll(query)
     } catch (err) {
       if (timedOut) throw new SqlRunFailed(`the query ran past the time limit of ${limits.timeoutSeconds} s and was stopped`)
-      throw new SqlRunFailed(firstLine((err as Error).message))
+      throw new SqlRunFailed(runError(proxy, firstLine((err as Error).message)))
     }
     const parquet = toParquet(reader, shapes((await duckdb()).DuckDBTypeId))
     if (parquet.byteLength > limits.maxBatchBytes)

@@ -61,6 +61,9 @@ const unionQuery = () =>
 
 const feedSink = feedSinksDeletedAfter(afterAll)
 
+/** The test's HTTP server is on loopback, which a run reaches only when the operator opens it (feeds-sql-egress.test.ts). */
+const LOOPBACK = { LHBOX_SQL_ALLOW_HOSTS: '127.0.0.1' }
+
 async function sqlSink(query: string, every = 3600) {
   const sink = await newSink(stack().adminKey, { tableSpec: { columns: COLUMNS }, sink: { sql: { query, every_seconds: every } } })
   feedSink(sink.id)
@@ -79,7 +82,7 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(sink.created.body.send_key).toBeUndefined()
     expect(sink.created.body).toMatchObject({ kind: 'sql', sql: { query: unionQuery(), every_seconds: 60, last_run: null } })
 
-    const first = await tickInProcess({ sink: sink.id })
+    const first = await tickInProcess({ env: LOOPBACK, sink: sink.id })
     expect(first.code, first.stdout).toBe(0)
     const after1 = await sinkView(sink.id)
     const slot1 = after1.sql.last_run.run_id
@@ -100,12 +103,12 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(Date.parse(String(t1.rows[0].__ingest_ts))).toBeGreaterThanOrEqual(Date.parse(slot1))
 
     // A tick inside the same slot runs nothing more.
-    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    expect((await tickInProcess({ env: LOOPBACK, sink: sink.id })).code).toBe(0)
     expect((await table(sink.table)).rows).toHaveLength(6)
 
     // The next slot (the next minute) runs the query again: its rows are appended once more.
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(slot1) + 60_000 - Date.now() + 200)))
-    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    expect((await tickInProcess({ env: LOOPBACK, sink: sink.id })).code).toBe(0)
     const after2 = await sinkView(sink.id)
     expect(after2.sql.last_run).toMatchObject({ outcome: 'ok', rows: 6, error: null })
     expect(Date.parse(after2.sql.last_run.run_id)).toBeGreaterThanOrEqual(Date.parse(slot1) + 60_000)
@@ -124,7 +127,7 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(made.stdout).toContain(`created sql sink ${name}`)
     expect(made.stdout).toContain('every      3600 s')
     const sink = { id: feedSink((await sinkView(name)).id), name, table: tableName }
-    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    expect((await tickInProcess({ env: LOOPBACK, sink: sink.id })).code).toBe(0)
     const got = await lhbox(['sink', 'get', name])
     expect(got.stdout).toMatch(/last run {3}\d{4}-\d\d-\d\dT\d\d:00:00Z: ok, 2 rows/)
     expect((await table(sink.table)).rows).toHaveLength(2)
@@ -133,7 +136,7 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect(cli.code, cli.stderr).toBe(0)
     const asked = JSON.parse(cli.stdout)
     expect(asked.run.requested_at).toEqual(expect.any(String))
-    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    expect((await tickInProcess({ env: LOOPBACK, sink: sink.id })).code).toBe(0)
     const view = await sinkView(sink.id)
     expect(view.run_requested_at).toBeNull()
     expect(view.sql.last_run).toMatchObject({ outcome: 'ok', rows: 2 })
@@ -154,7 +157,7 @@ describe.concurrent('scheduled SQL sinks', () => {
 
   it('a roller killed between storing the Parquet and committing: the restart commits the slot once, a second roller finds it done', async () => {
     const sink = await sqlSink(`SELECT x, station, temp FROM read_csv('${origin}/obs.csv')`)
-    const dead = await rollerTick({ sink: sink.id, killAt: 'feed-batch', rollerId: `dead-${uid()}` })
+    const dead = await rollerTick({ env: LOOPBACK, sink: sink.id, killAt: 'feed-batch', rollerId: `dead-${uid()}` })
     expect(dead.signal, dead.stdout + dead.stderr).toBe('SIGKILL')
     const waiting = (await intakeObjects(sink.id)).filter((k) => k.endsWith('.parquet'))
     expect(waiting).toHaveLength(1)
@@ -163,11 +166,14 @@ describe.concurrent('scheduled SQL sinks', () => {
     try {
       // The dead roller's lease is given up by hand (it would expire), then two rollers race the slot.
       await db.query('update sinks set lease_owner = null, lease_expires_at = null where id = $1', [sink.id])
-      const raced = await Promise.all([tickInProcess({ sink: sink.id, rollerId: `a-${uid()}` }), tickInProcess({ sink: sink.id, rollerId: `b-${uid()}` })])
+      const raced = await Promise.all([
+        tickInProcess({ env: LOOPBACK, sink: sink.id, rollerId: `a-${uid()}` }),
+        tickInProcess({ env: LOOPBACK, sink: sink.id, rollerId: `b-${uid()}` }),
+      ])
       for (const t of raced) expect(t.code, t.stdout).toBe(0)
       // Whatever the order, the report may be lost: the schedule is put back as if no roller had told the edge.
       await db.query(`update sinks set feed_next_run_at = now() - interval '1 second', feed_last_run = null, lease_owner = null where id = $1`, [sink.id])
-      const again = await tickInProcess({ sink: sink.id, rollerId: `c-${uid()}` })
+      const again = await tickInProcess({ env: LOOPBACK, sink: sink.id, rollerId: `c-${uid()}` })
       expect(again.code, again.stdout).toBe(0)
     } finally {
       await db.end()
@@ -182,7 +188,7 @@ describe.concurrent('scheduled SQL sinks', () => {
 
   it('checks values as JSON rows are checked: an integral double fits a long, 3.5 is a type_mismatch reject', async () => {
     const sink = await sqlSink(`SELECT * FROM (VALUES (3.0::DOUBLE, 'fits'), (3.5::DOUBLE, 'no')) t(x, station)`)
-    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    expect((await tickInProcess({ env: LOOPBACK, sink: sink.id })).code).toBe(0)
     const view = await sinkView(sink.id)
     expect(view.last_roll).toMatchObject({ rows: 1, rejected_rows: 1 })
     const rejects = await bucket().get(`_sink/${sink.id}/rejects/${view.sql.last_run.run_id}.ndjson`)
