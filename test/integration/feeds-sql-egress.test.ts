@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureVenv } from '../support/python.ts'
-import { tickInProcess } from '../support/roller.ts'
+import { rollerTick, tickInProcess } from '../support/roller.ts'
 import { scan, warehouseId } from '../support/roller-check.ts'
 import { feedSinksDeletedAfter, intakeObjects, newSink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -95,6 +95,17 @@ describe.concurrent('SQL sinks reach public addresses only', () => {
       [1, 'inside-1'],
       [2, 'inside-2'],
     ])
+  }, 120_000)
+
+  it("NO_PROXY in the roller's environment does not take a run around the proxy (curl, httpfs' client, would honour it)", async () => {
+    const path = `/x.csv?no-proxy=${Math.random()}`
+    const sink = await sqlSink(`SELECT x, station FROM read_csv('${inside.origin}${path}')`)
+    const env = { LHBOX_SQL_ALLOW_HOSTS: '', NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' }
+    const t = await rollerTick({ sink: sink.id, env })
+    expect(t.code, t.stdout + t.stderr).toBe(0)
+    const view = await sinkView(sink.id)
+    expect(view.sql.last_run.error).toBe(`egress refused: ${inside.origin}/x.csv: 127.0.0.1 is a loopback address; ${REFUSED}`)
+    expect(inside.requests.filter((r) => r.endsWith(path))).toEqual([])
   }, 120_000)
 
   it('a name that resolves to loopback (localhost) is refused after resolution; opened by its name, it runs', async () => {
