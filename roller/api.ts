@@ -1,6 +1,7 @@
 // The roller's client of the edge's /internal routes (bootstrap secret): the wire is contract/internal.ts,
 // and every reply is parsed with its schemas.
 import { parse, toSafeNumberOrThrow } from 'lossless-json'
+import { request } from 'undici'
 import * as v from 'valibot'
 import {
   LagList,
@@ -33,13 +34,14 @@ export class EdgeApi {
   constructor(private readonly config: RollerConfig) {}
 
   private async request<S extends v.GenericSchema>(reply: S, method: string, path: string, body?: unknown): Promise<v.InferOutput<S>> {
-    const res = await fetch(this.config.apiUrl + path, {
-      method,
+    // undici's request(), not fetch: a third of the CPU a request (iceberg/io/s3-node.ts says why).
+    const res = await request(this.config.apiUrl + path, {
+      method: method as 'GET',
       headers: { authorization: `Bearer ${this.config.bootstrapSecret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     })
-    const text = await res.text()
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`)
+    const text = await res.body.text()
+    if (res.statusCode < 200 || res.statusCode > 299) throw new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`)
     const got = v.safeParse(reply, parseReply(text))
     if (!got.success) {
       const issue = got.issues[0]
