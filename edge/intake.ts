@@ -1,139 +1,10 @@
-// The send route's body handling: read the request body under a hard limit (gzip allowed), then split
-// the JSON array into NDJSON lines that keep each element's original bytes (DESIGN.md "Lossless JSON",
-// "Data layout in the bucket"). Runtime-neutral: web streams and Uint8Array only, so it runs in workerd.
+// The send route's body: split the JSON array (or the NDJSON lines) into NDJSON lines that keep each
+// element's original bytes (DESIGN.md "Lossless JSON", "Data layout in the bucket"), in one scanner
+// for both framings. Reading the body under its limit is body.ts. Runtime-neutral: Uint8Array only.
 import { ApiError } from './errors.ts'
 
-/** The spec's body limit: 16 MiB, applied to the decompressed bytes. */
-export const MAX_BODY_BYTES = 16 * 1024 * 1024
 /** Deepest nesting accepted, counting the outer array. Keeps the scanner's stack and the roller's parser bounded. */
 const MAX_DEPTH = 512
-
-/** How many more bytes of a refused upload are read and dropped before it is cancelled instead. */
-const DRAIN_LIMIT = 100 * 1024 * 1024
-
-const tooLarge = (limit: number) => new ApiError(413, 'payload_too_large', `the body exceeds ${limit} bytes`, { limit })
-
-/**
- * Reads a request body, refusing it as soon as more than `limit` bytes have arrived: nothing past the
- * limit is buffered; the rest is read and dropped (up to `drainLimit` more bytes, then cancelled). `Content-Encoding: gzip` is decompressed on the fly
- * and the limit applies to the decompressed bytes.
- */
-export async function readBody(
-  body: ReadableStream<Uint8Array> | null,
-  opts: { contentEncoding?: string | null; limit?: number; drainLimit?: number; allowEmpty?: boolean } = {},
-): Promise<Uint8Array> {
-  const limit = opts.limit ?? MAX_BODY_BYTES
-  // `Content-Encoding` is a list; identity is a no-op. One gzip layer is all we undo (x-gzip is its
-  // old alias, RFC 9110 §8.4.1.3).
-  const codings = (opts.contentEncoding ?? '')
-    .split(',')
-    .map((s) => s.trim().toLowerCase())
-    .filter((s) => s !== '' && s !== 'identity')
-  const gzip = codings.length === 1 && (codings[0] === 'gzip' || codings[0] === 'x-gzip')
-  if (codings.length > 0 && !gzip) {
-    throw new ApiError(415, 'unsupported_encoding', `Content-Encoding ${opts.contentEncoding} is not supported; send identity or gzip`)
-  }
-  const empty = () => {
-    if (opts.allowEmpty) return new Uint8Array(0)
-    throw new ApiError(400, 'malformed_json', 'the body is empty', { offset: 0 })
-  }
-  if (body === null) return empty()
-
-  let source = body
-  // With gzip, the compressed side is read through a wrapper that
-  // - remembers errors of the client's stream (a dropped connection), so they are not reported as a
-  //   corrupt gzip;
-  // - caps the compressed bytes too: a stream of empty deflate blocks inflates to nothing and would
-  //   otherwise never end. The slack covers deflate's worst case on incompressible input (5 bytes per
-  //   64 KiB stored block) plus the header;
-  // - leaves the upload to `refuse`, which drains it: a cancel of the pipe would cancel the client's
-  //   stream, and that breaks the runtime's connection (below).
-  let sourceError: { error: unknown } | undefined
-  let upload: ReadableStreamDefaultReader<Uint8Array> | undefined
-  if (gzip) {
-    const compressedLimit = limit + Math.ceil(limit / 1024) + 1024
-    const upstream = body.getReader()
-    upload = upstream
-    let compressed = 0
-    const tapped = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        let r: ReadableStreamReadResult<Uint8Array>
-        try {
-          r = await upstream.read()
-        } catch (error) {
-          sourceError = { error }
-          throw error
-        }
-        if (r.done) return controller.close()
-        compressed += r.value.byteLength
-        if (compressed > compressedLimit) {
-          const error = tooLarge(limit)
-          sourceError = { error }
-          throw error
-        }
-        controller.enqueue(r.value)
-      },
-    })
-    source = tapped.pipeThrough(new DecompressionStream('gzip'))
-  }
-
-  const reader = source.getReader()
-  upload ??= reader
-  // A refused body is drained, not cancelled: workerd (and wrangler dev's proxy in front of it) loses
-  // the connection when a request body is cancelled unread, and the next request on it answers 503
-  // "Your worker restarted mid-request". Past the drain limit the upload is cancelled after all:
-  // a client sending that much is not owed a reusable connection.
-  const refuse = async (error: ApiError): Promise<never> => {
-    await drain(upload, opts.drainLimit ?? DRAIN_LIMIT)
-    if (upload !== reader) await reader.cancel().catch(() => {})
-    throw error
-  }
-  const chunks: Uint8Array[] = []
-  let total = 0
-  for (;;) {
-    let r: ReadableStreamReadResult<Uint8Array>
-    try {
-      r = await reader.read()
-    } catch (error) {
-      if (error instanceof ApiError) return refuse(error)
-      if (!gzip) throw error
-      if (sourceError) throw sourceError.error
-      return refuse(new ApiError(400, 'malformed_gzip', 'the body is not a valid gzip stream'))
-    }
-    if (r.done) break
-    total += r.value.byteLength
-    if (total > limit) {
-      // The chunk that crossed the limit is dropped, and the rest read and dropped.
-      return refuse(tooLarge(limit))
-    }
-    chunks.push(r.value)
-  }
-  if (total === 0) return empty()
-  if (chunks.length === 1) return chunks[0]
-  const out = new Uint8Array(total)
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.byteLength
-  }
-  return out
-}
-
-/** Reads and drops the rest of a stream, up to `limit` bytes; past that, or on an error, cancels it. */
-async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, limit: number): Promise<void> {
-  let dropped = 0
-  try {
-    for (;;) {
-      const r = await reader.read()
-      if (r.done) return
-      dropped += r.value.byteLength
-      if (dropped > limit) break
-    }
-  } catch {
-    // The stream already failed (a cancel below is then a no-op).
-  }
-  await reader.cancel('refused').catch(() => {})
-}
 
 export interface Batch {
   /**
@@ -176,6 +47,9 @@ const KEY = 2 // a member name (after ',' in an object)
 const KEY_OR_CLOSE = 3 // a member name or '}' (just after '{')
 const COLON_NEXT = 4 // ':' after a member name
 const AFTER = 5 // ',' or the closing bracket of the current container
+// NDJSON framing only: the top level is a sequence of lines, not an array.
+const LINE_START = 6 // an element, or a blank line
+const LINE_END = 7 // the line break (or the end of the body) after an element
 
 const isDigit = (c: number) => c >= ZERO && c <= NINE
 const isHex = (c: number) => (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66)
@@ -270,15 +144,30 @@ const LITERALS: Record<number, Uint8Array> = {
 }
 
 /**
- * Splits a JSON array into NDJSON in one pass over the bytes, without parsing values: each element is
- * copied as sent (whitespace CR/LF folded to spaces so it stays on one line), one a line, in order;
- * the elements that are not objects are also listed in `reasons`. The whole body is validated as
- * RFC 8259 JSON first-error-wins, with the byte offset of the first bad byte. A leading UTF-8 BOM is
- * skipped (RFC 8259 §8.1 allows parsers to ignore one; some Windows tools still write it).
+ * How the body frames its elements: `array`, one JSON array (application/json); `lines`, one element
+ * a line (application/x-ndjson, application/jsonl: blank lines ignored, the final newline optional,
+ * CRLF taken; a line break inside an element is malformed, as NDJSON has it).
  */
-export function splitBatch(bytes: Uint8Array): Batch {
+export type Framing = 'array' | 'lines'
+
+/**
+ * Splits a JSON array (or NDJSON lines) into NDJSON in one pass over the bytes, without parsing
+ * values: each element is copied as sent (whitespace CR/LF folded to spaces so it stays on one line),
+ * one a line, in order; the elements that are not objects are also listed in `reasons` (an index
+ * counts elements, blank lines not). The whole body is validated as RFC 8259 JSON first-error-wins,
+ * with the byte offset of the first bad byte. A leading UTF-8 BOM is skipped (RFC 8259 §8.1 allows
+ * parsers to ignore one; some Windows tools still write it).
+ */
+export function splitBatch(bytes: Uint8Array, framing: Framing = 'array'): Batch {
+  const bom = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+  // NDJSON has no bracket: the top level is the sequence of lines.
+  return framing === 'lines' ? scan(bytes, bom, true) : scan(bytes, arrayStart(bytes, bom), false)
+}
+
+/** Where the array's first element may start: past the whitespace and the '['. */
+function arrayStart(bytes: Uint8Array, from: number): number {
   const n = bytes.length
-  let i = n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+  let i = from
   while (i < n && (bytes[i] === SPACE || bytes[i] === TAB || bytes[i] === LF || bytes[i] === CR)) i++
   if (i >= n) throw new ApiError(400, 'not_an_array', 'the body must be a JSON array of objects; it is empty')
   if (bytes[i] !== LBRACKET) {
@@ -289,11 +178,22 @@ export function splitBatch(bytes: Uint8Array): Batch {
     }
     throw malformed(bytes, i)
   }
+  return i + 1
+}
 
-  // The output is never longer than the input (each element's '\n' is paid for by a ',' or ']'), so
-  // it is built in a copy of the input: newlines are folded in place as the scan passes them, and each
-  // element is then moved down to the write position `w` (always <= its start).
-  const out = bytes.slice()
+/** The one scanner of both framings: `i` is where the first element may start. */
+function scan(bytes: Uint8Array, from: number, lines: boolean): Batch {
+  const n = bytes.length
+  let i = from
+  // The output is never longer than the input (each element's '\n' is paid for by a ',' or ']', or by
+  // the line break after it; an NDJSON body's last line may have none: one byte more), so it is built
+  // in a copy of the input: newlines are folded in place as the scan passes them, and each element is
+  // then moved down to the write position `w` (always <= its start).
+  let out: Uint8Array
+  if (lines) {
+    out = new Uint8Array(n + 1)
+    out.set(bytes)
+  } else out = bytes.slice()
   let w = 0
   const reasons: Batch['reasons'] = []
   let accepted = 0
@@ -301,19 +201,27 @@ export function splitBatch(bytes: Uint8Array): Batch {
   let index = 0 // the index of the current top-level element
   let start = 0 // where the current top-level element began
 
-  // stack[d] is 1 for an object, 0 for an array; depth 1 is the outer array.
+  // stack[d] is 1 for an object, 0 for an array; depth 1 is the outer array (or the lines).
   const stack = new Uint8Array(MAX_DEPTH + 1)
   let depth = 1
-  let state = VALUE_OR_CLOSE
-  i++
+  let state = lines ? LINE_START : VALUE_OR_CLOSE
 
   for (;;) {
     let c = bytes[i]
     while (c === SPACE || c === LF || c === CR || c === TAB) {
-      if (c !== SPACE && c !== TAB) out[i] = SPACE
+      if (c !== SPACE && c !== TAB) {
+        if (!lines || depth > 1) {
+          // A line break inside an element breaks NDJSON's framing.
+          if (lines && c === LF) throw malformed(bytes, i, 'a line break inside an element; NDJSON has one element a line')
+          out[i] = SPACE
+        } else if (c === LF) state = LINE_START // between lines nothing is folded: the last line's '\n' may sit here
+      }
       c = bytes[++i]
     }
-    if (i >= n) throw malformed(bytes, n)
+    if (i >= n) {
+      if (lines && depth === 1) break // the last line may end without a newline
+      throw malformed(bytes, n)
+    }
 
     let closed = false // a container closed: its value is complete
     if (state === AFTER) {
@@ -337,6 +245,8 @@ export function splitBatch(bytes: Uint8Array): Batch {
       }
       if (state === KEY || c !== RBRACE) throw malformed(bytes, i)
       closed = true
+    } else if (state === LINE_END) {
+      throw malformed(bytes, i, 'one element a line: a line break must follow each element')
     } else if (state === VALUE_OR_CLOSE && c === RBRACKET) {
       closed = true
     }
@@ -366,9 +276,10 @@ export function splitBatch(bytes: Uint8Array): Batch {
       }
     }
 
-    // A value is complete; at depth 1 it was a whole element of the outer array.
+    // A value is complete; at depth 1 it was a whole element of the outer array (or a line).
     state = AFTER
     if (depth === 1) {
+      if (lines) state = LINE_END
       out.copyWithin(w, start, i)
       w += i - start
       out[w++] = LF
@@ -383,7 +294,7 @@ export function splitBatch(bytes: Uint8Array): Batch {
   }
 
   // Only whitespace may follow the array.
-  while (i < n && (bytes[i] === SPACE || bytes[i] === TAB || bytes[i] === LF || bytes[i] === CR)) i++
+  if (!lines) while (i < n && (bytes[i] === SPACE || bytes[i] === TAB || bytes[i] === LF || bytes[i] === CR)) i++
   if (i < n) throw malformed(bytes, i, 'data after the array')
   return { ndjson: out.subarray(0, w), accepted, acceptedBytes, rejected: reasons.length, reasons }
 }

@@ -1,10 +1,12 @@
-// POST /v1/sinks/{sink_id}: the send route. The send key only; one ledger statement; one PUT of the
-// batch, unchanged, to _sink/<sink_id>/<batch_id>.ndjson; 202 only after the PUT succeeded.
+// POST /v1/sinks/{sink_id}: the send route. The send key only; a JSON array or NDJSON lines; one
+// ledger statement; one PUT of the batch, unchanged, to _sink/<sink_id>/<batch_id>.ndjson; 202 only
+// after the PUT succeeded.
 import { Hono } from 'hono'
 import { bearer } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
-import { readBody, splitBatch } from '../intake.ts'
+import { readBody } from '../body.ts'
+import { splitBatch, type Framing } from '../intake.ts'
 import { API_KEY, SEND_KEY, sha256Hex, timingSafeEqual } from '../keys.ts'
 import { recordBatch, type BatchInput } from '../ledger.ts'
 import { batchAnswer, sha256HexBytes, storeBatch } from '../store-batch.ts'
@@ -12,6 +14,23 @@ import { requireSinksOn } from '../sinks-switch.ts'
 import { BATCH_ID } from '../../contract/bucket.ts'
 
 const SINK_ID = /^snk_[0-9a-f]+$/
+
+// application/jsonl is the JSON Lines site's name; application/x-ndjson what log shippers send
+// (Vector's http sink with a json codec and newline_delimited framing, among others).
+const FRAMINGS: Record<string, Framing> = { 'application/json': 'array', 'application/x-ndjson': 'lines', 'application/jsonl': 'lines' }
+
+/** The body's framing from its Content-Type (parameters such as charset aside); 415 for any other type. */
+function framingOf(contentType: string | undefined): Framing {
+  const framing = FRAMINGS[(contentType ?? '').split(';')[0].trim().toLowerCase()]
+  if (!framing) {
+    throw new ApiError(
+      415,
+      'unsupported_media_type',
+      'send the batch as Content-Type: application/json (a JSON array of objects) or application/x-ndjson (one object a line)',
+    )
+  }
+  return framing
+}
 
 const wrongKey = () => new ApiError(401, 'unauthorized', 'send this sink’s send key as Authorization: Bearer al_send_…')
 
@@ -24,11 +43,9 @@ export const send = new Hono<AppEnv>().post('/v1/sinks/:sinkId', requireSinksOn,
   if (!BATCH_ID.test(batchId)) {
     throw new ApiError(400, 'invalid_idempotency_key', 'send Idempotency-Key: 1–128 characters of A-Z a-z 0-9 . _ : -')
   }
-  if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {
-    throw new ApiError(415, 'unsupported_media_type', 'send the batch as Content-Type: application/json (a JSON array of objects)')
-  }
+  const framing = framingOf(c.req.header('content-type'))
   const body = await readBody(c.req.raw.body, { contentEncoding: c.req.header('content-encoding') })
-  const batch = splitBatch(body)
+  const batch = splitBatch(body, framing)
   const input: BatchInput = {
     sinkId: c.req.param('sinkId'),
     batchId,

@@ -8,6 +8,8 @@
 // and duration: a warm-up, then a bounded run; more rounds alternate the order. The workloads:
 //   - bare, send: POST /v1/sinks/{id}, Bearer, Content-Type: application/json, every request a
 //     distinct Idempotency-Key and the same ~1 KB, 10-row JSON array;
+//   - ndjson: the same route and rows as NDJSON (Content-Type: application/x-ndjson, one row a line,
+//     no final newline, as Vector's http sink sends them; target ≥ 0.9× send);
 //   - device: POST /v1/sinks/{id}/devices/phone-<n % 16>?key=…, as the OwnTracks app sends it: no
 //     Content-Type, no Idempotency-Key, one OwnTracks location object (~230 bytes), a distinct `tst`
 //     each time, so each is a new batch (the preset's natural id owntracks:<device>:<tst>:<tid>), on a
@@ -155,6 +157,7 @@ async function main(): Promise<void> {
     const bareSink = await tableAndSink(b, 'bench.intake_bare')
     const columns = Object.entries(PRESETS.owntracks.columns).map(([name, type]) => ({ name, type }))
     const deviceSink = await tableAndSink(b, 'bench.intake_device', {}, { columns, format_version: 3 })
+    const ndjsonSink = await tableAndSink(b, 'bench.intake_ndjson')
     await api(b.stack, b.apiKey, 'PATCH', `/v1/sinks/${deviceSink.id}`, { mapping: { preset: 'owntracks' } })
     const poolPort = pgbouncerBinary() ? b.stack.ports.pgbouncer : b.stack.ports.postgres
     const bare = await startBareWorker(b.stack.dir, {
@@ -174,13 +177,17 @@ async function main(): Promise<void> {
     const pathSinks = []
     for (const [i, p] of paths.entries()) pathSinks.push({ path: p, sink: await tableAndSink(b, `bench.intake_path_${i}`) })
 
-    const body = `[${Array.from({ length: ROWS }, (_, i) => rowJson(1000 + i)).join(',')}]`
-    const batch = (name: string, sink: { id: string; sendKey: string }) => (n: number) => ({
-      path: `/v1/sinks/${sink.id}`,
-      headers: { authorization: `Bearer ${sink.sendKey}`, 'content-type': 'application/json', 'idempotency-key': `${name}-${n}` },
-      body,
-      batchId: `${name}-${n}`,
-    })
+    const rows = Array.from({ length: ROWS }, (_, i) => rowJson(1000 + i))
+    const body = `[${rows.join(',')}]`
+    const lines = rows.join('\n')
+    const batch =
+      (name: string, sink: { id: string; sendKey: string }, type = 'application/json', text = body) =>
+      (n: number) => ({
+        path: `/v1/sinks/${sink.id}`,
+        headers: { authorization: `Bearer ${sink.sendKey}`, 'content-type': type, 'idempotency-key': `${name}-${n}` },
+        body: text,
+        batchId: `${name}-${n}`,
+      })
     const side = (name: string, origin: string, sinkId: string, expect: number, request: (n: number) => Req): Side => ({
       name,
       origin,
@@ -207,6 +214,7 @@ async function main(): Promise<void> {
           batchId: `owntracks:${m.deviceId}:${m.tst}:j1`,
         }
       }),
+      side('ndjson', b.stack.apiUrl, ndjsonSink.id, 202, batch('ndjson', ndjsonSink, 'application/x-ndjson', lines)),
       ...pathSinks.map(({ path, sink }, i) => side(`send ${path.name}`, path.origin, sink.id, 202, batch(`path${i}`, sink))),
     ]
     // One request each first: a wrong setup fails here, not as 10 s of errors (the device's also
@@ -221,7 +229,7 @@ async function main(): Promise<void> {
       if (res.status !== s.expect) throw new Error(`${s.name}: the probe request answered ${res.status} ${text}`)
     }
     log(
-      `bodies: send/bare ${body.length} bytes, ${ROWS} rows; device one OwnTracks location, ~${owntracks(1).body.length} bytes; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per side${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ''}`,
+      `bodies: send/bare ${body.length} bytes, ${ROWS} rows; ndjson the same rows, ${lines.length} bytes; device one OwnTracks location, ~${owntracks(1).body.length} bytes; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per side${ROUNDS > 1 ? `, ${ROUNDS} rounds` : ''}`,
     )
 
     for (let round = 0; round < ROUNDS; round++) {
@@ -259,15 +267,15 @@ async function main(): Promise<void> {
         errors: rs.reduce((a, r) => a + r.errors + r.timeouts, 0),
       }
     }
-    const [bareS, sendS, deviceS, ...pathS] = sides
-    const [x, o, d, ...ps] = sides.map(summary)
+    const [bareS, sendS, deviceS, ndjsonS, ...pathS] = sides
+    const [x, o, d, nd, ...ps] = sides.map(summary)
     console.log('')
     console.log(
       `bench:intake — ${CONNECTIONS} connections, ${DURATION} s after ${WARMUP} s warm-up, ${ROUNDS} round(s); send/bare: ${body.length}-byte body of ${ROWS} rows; device: one OwnTracks location; loopback`,
     )
     console.log('')
     console.log('                          req/s    p50 ms   p99 ms   requests   2xx      non-2xx  errors')
-    for (const [name, s] of [['send (neon)', o], ['device', d], ['bare', x], ...pathS.map((p, i) => [p.name, ps[i]] as const)] as const) {
+    for (const [name, s] of [['send (neon)', o], ['ndjson', nd], ['device', d], ['bare', x], ...pathS.map((p, i) => [p.name, ps[i]] as const)] as const) {
       console.log(
         `  ${name.padEnd(22)}${fmt(s.reqPerSec, 1).padStart(7)}  ${fmt(s.p50, 1).padStart(7)}  ${fmt(s.p99, 1).padStart(7)}  ${String(s.total).padStart(8)}  ${String(s.ok).padStart(7)}  ${String(s.non2xx).padStart(7)}  ${String(s.errors).padStart(6)}`,
       )
@@ -276,16 +284,19 @@ async function main(): Promise<void> {
       `req/s ${(a.reqPerSec / z.reqPerSec).toFixed(2)}, p50 ${(a.p50 / z.p50).toFixed(2)}, p99 ${(a.p99 / z.p99).toFixed(2)}`
     console.log(`  ratio send/bare:   ${ratio(o, x)}`)
     console.log(`  ratio device/send: ${ratio(d, o)} (target: req/s ≥ 0.90)`)
+    console.log(`  ratio ndjson/send: ${ratio(nd, o)} (target: req/s ≥ 0.90)`)
     for (const [i, p] of pathS.entries()) console.log(`  ratio ${p.name}/send (neon): ${ratio(ps[i], o)}`)
     if (ROUNDS > 1) {
       const perRound = (a: Side, z: Side) => a.results.map((r, i) => (r.requests.average / z.results[i].requests.average).toFixed(2)).join(', ')
-      console.log(`  req/s ratio per round: send/bare ${perRound(sendS, bareS)}; device/send ${perRound(deviceS, sendS)}`)
+      console.log(
+        `  req/s ratio per round: send/bare ${perRound(sendS, bareS)}; device/send ${perRound(deviceS, sendS)}; ndjson/send ${perRound(ndjsonS, sendS)}`,
+      )
     }
     console.log(
       `  load average (1 min) at the start ${loadStart.toFixed(1)}, at the end ${os.loadavg()[0].toFixed(1)}, on ${os.availableParallelism()} cores: a ratio is only as good as the box is quiet`,
     )
     console.log(`  read back (probe and warm-up included): ${held.join('; ')}`)
-    const bad = [o, d, x, ...ps].reduce((a, s) => a + s.non2xx + s.errors, 0)
+    const bad = [o, d, nd, x, ...ps].reduce((a, s) => a + s.non2xx + s.errors, 0)
     if (bad > 0) {
       console.log(`  ${bad} request(s) were not 2xx — see the per-round statuses above`)
       process.exitCode = 1

@@ -33,7 +33,7 @@ describe('the request', () => {
   })
 
   it('needs Content-Type: application/json (415 otherwise)', async () => {
-    for (const type of ['text/plain', 'application/x-ndjson', 'application/octet-stream', 'multipart/form-data; boundary=x']) {
+    for (const type of ['text/plain', 'application/json-seq', 'application/octet-stream', 'multipart/form-data; boundary=x']) {
       expectError(await send(sink, '[{"x":1}]', { headers: { 'content-type': type } }), 415, 'unsupported_media_type')
     }
     expect((await send(sink, '[{"x":1}]', { headers: { 'content-type': 'application/json; charset=utf-8' } })).status).toBe(202)

@@ -1,7 +1,8 @@
 import { gzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { ApiError } from '../../../edge/errors.ts'
-import { MAX_BODY_BYTES, readBody, splitBatch } from '../../../edge/intake.ts'
+import { MAX_BODY_BYTES, readBody } from '../../../edge/body.ts'
+import { splitBatch } from '../../../edge/intake.ts'
 
 const enc = (s: string) => new TextEncoder().encode(s)
 const dec = (b: Uint8Array) => new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(b)
