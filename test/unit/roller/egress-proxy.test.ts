@@ -79,12 +79,17 @@ describe('egress proxy', () => {
       expect(named.body).toMatch(/10\.0\.0\.5 is a private address \(data\.example\.com resolves to it\)/)
       expect(await tunnel(p, '169.254.169.254:443')).toBe(403)
       expect(await tunnel(p, '[::ffff:127.0.0.1]:443')).toBe(403)
+      // Other spellings of 127.0.0.1 are read as the URL standard reads them, then checked.
+      expect((await get(p, `http://2130706433:${port}/x.csv`)).status).toBe(403)
+      expect((await get(p, `http://0x7f.1:${port}/x.csv`)).status).toBe(403)
       expect(seen.length).toBe(before)
       expect(p.refused.map((r) => [r.target, r.address])).toEqual([
         [`http://127.0.0.1:${port}/x.csv`, '127.0.0.1'],
         ['http://data.example.com/x.csv', '10.0.0.5'],
         ['https://169.254.169.254:443', '169.254.169.254'],
         ['https://[::ffff:127.0.0.1]:443', '::ffff:127.0.0.1'],
+        [`http://127.0.0.1:${port}/x.csv`, '127.0.0.1'],
+        [`http://127.0.0.1:${port}/x.csv`, '127.0.0.1'],
       ])
     })
   })
