@@ -55,6 +55,10 @@ const USAGE = `lhbox <command> [options]
   sink device-url <sink>         --device ID [--basic] (--send-key-file FILE | --send-key KEY |
                                  LHBOX_SEND_KEY)  the URL for a device app: the key in ?key=, or
                                  with --basic the URL, and the user and password for HTTP Basic
+  sink rotate-key <sink>         (--save FILE | --show-key) [--retire-previous-after SECONDS]
+                                 a new send key, answered once as at create; the previous one
+                                 works a day more (0 to 604800 s; 0: retired now)
+  sink retire-previous-key <sink>  the previous send key stops working now
   connect                        the catalog connection per warehouse, and where sinks take rows
   usage                          this month's ingest_bytes, by sink
   health                         GET /healthz

@@ -71,6 +71,10 @@ export const sinks = pgTable(
     tableNamespace: text('table_namespace').notNull(),
     tableName: text('table_name').notNull(),
     sendKeySha256: text('send_key_sha256').notNull(),
+    // After a rotation (POST /v1/sinks/{id}/send-keys): the key it replaced, accepted until
+    // previous_send_key_retires_at. Two keys live at most; null when none is.
+    previousSendKeySha256: text('previous_send_key_sha256'),
+    previousSendKeyRetiresAt: timestamp('previous_send_key_retires_at', { withTimezone: true, mode: 'date' }),
     rollSeconds: integer('roll_seconds').notNull().default(300),
     rollBytes: bigint('roll_bytes', { mode: 'number' })
       .notNull()

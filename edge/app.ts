@@ -14,6 +14,7 @@ import { health } from './routes/health.ts'
 import { internalRoutes } from './routes/internal.ts'
 import { keys } from './routes/keys.ts'
 import { send } from './routes/send.ts'
+import { sendKeyRoutes } from './routes/send-keys.ts'
 import { sinkRoutes } from './routes/sinks.ts'
 import { tableRoutes } from './routes/tables.ts'
 import { usageRoutes } from './routes/usage.ts'
@@ -82,6 +83,7 @@ export function createApp(open: OpenDatabase = workerDatabase) {
   app.route('/', send)
   app.route('/', deviceRoutes)
   app.route('/', sinkRoutes)
+  app.route('/', sendKeyRoutes)
   app.route('/', usageRoutes)
   app.route('/', connectionRoutes)
   app.route('/', internalRoutes)

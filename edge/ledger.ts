@@ -44,9 +44,13 @@ export interface LedgerAnswer {
 
 // ON CONFLICT DO UPDATE (a no-op SET) rather than DO NOTHING: it waits for a concurrent insert of
 // the same batch id and returns that row, so two racing sends see one row. xmax = 0 ⇔ inserted.
+// send_key_sha256 is the key the request's matches, when one does: the current key, or the previous
+// one until it retires (a rotation's overlap); otherwise the current, which the route then refuses.
 const STATEMENT = `
 with sink as (
-  select s.id, s.project_id, s.send_key_sha256, w.bucket, w.endpoint, w.region, s.device,
+  select s.id, s.project_id, w.bucket, w.endpoint, w.region, s.device,
+         case when s.previous_send_key_sha256 = $8 and s.previous_send_key_retires_at > now()
+              then s.previous_send_key_sha256 else s.send_key_sha256 end as send_key_sha256,
          md5(coalesce(s.device::text, '')) as device_version
   from sinks s join warehouses w on w.id = s.warehouse_id
   where s.id = $1 and s.state <> 'deleted'

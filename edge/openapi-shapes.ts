@@ -167,6 +167,7 @@ export const SINK = object(
     sql: { ...object({ query: STRING, ...SCHEDULE }), description: 'A scheduled SQL sink’s query and schedule' },
     files: { ...object({ prefix: STRING, pattern: orNull(STRING), ...SCHEDULE }), description: 'A files-to-rows sink’s rule and schedule' },
     run_requested_at: { ...orNull(TIME), description: 'A run asked for (POST /v1/sinks/{id}/run), until it is done' },
+    previous_send_key_retires_at: { ...orNull(TIME), description: 'After a rotation: when the previous send key stops working; null when none works' },
     created_at: TIME,
     deleted_at: orNull(TIME),
   },
@@ -317,3 +318,21 @@ export const SEND_BODY = {
   // Any JSON value is taken: one that is not an object is a rejected row, not a refused batch.
   items: { description: 'A row: an object whose members are the table’s columns' },
 }
+
+/** The same batch as NDJSON (application/x-ndjson or application/jsonl). */
+export const SEND_LINES = {
+  type: 'string',
+  description:
+    'One JSON element a line, ≤ 16 MiB (decompressed): blank lines ignored, the final newline optional, CRLF taken; a line break ' +
+    'inside an element is malformed_json. Every other rule as for the array: each line stored byte for byte, a line that is not ' +
+    'an object rejected (not_an_object; index counts elements, blank lines not).',
+}
+
+/** POST /v1/sinks/{id}/send-keys: the new key, once, and when the one it replaced stops working. */
+export const SEND_KEY_ROTATED = object({
+  sink_id: STRING,
+  name: STRING,
+  ingest_url: STRING,
+  send_key: { type: 'string', pattern: '^al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$', description: 'Shown once' },
+  previous_retires_at: { ...TIME, description: 'Until then the previous key works too (now, when retired at once)' },
+})

@@ -19,6 +19,7 @@ import {
 } from '../contract/internal.ts'
 import { CreateKey } from './routes/keys.ts'
 import { CreateSink, ListSinksQuery, RejectsQuery, UpdateSink } from './routes/sinks.ts'
+import { RotateSendKey } from './routes/send-keys.ts'
 import { ListTablesQuery, SampleQuery } from './routes/tables.ts'
 import { CreateWarehouse, UpdateWarehouse } from './routes/warehouses.ts'
 import {
@@ -42,6 +43,8 @@ import {
   TABLE_SAMPLE,
   SEND_ANSWER,
   SEND_BODY,
+  SEND_KEY_ROTATED,
+  SEND_LINES,
   SINK,
   SINK_CREATED,
   STRING,
@@ -286,19 +289,22 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
   '/v1/sinks/{sink_id}': {
     post: {
-      summary: 'Send a batch (the send key only; Idempotency-Key required)',
+      summary: 'Send a batch: a JSON array, or NDJSON lines (the send key only; Idempotency-Key required)',
       auth: 'send_key',
-      body: SEND_BODY,
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: SEND_BODY }, 'application/x-ndjson': { schema: SEND_LINES }, 'application/jsonl': { schema: SEND_LINES } },
+      },
       path: { sink_id: { type: 'string', pattern: '^snk_[0-9a-f]+$', description: 'The sink’s id (never its name)' } },
       params: [IDEMPOTENCY_KEY],
       answers: { 200: SEND_ANSWER, 202: SEND_ANSWER },
       statuses: {
         200: 'Duplicate of an earlier batch',
-        400: 'invalid_idempotency_key; malformed_json (offset says where); not_an_array; malformed_gzip',
+        400: 'invalid_idempotency_key; malformed_json (offset says where); not_an_array (application/json); malformed_gzip',
         202: 'Stored; the elements that are not objects are counted rejected (not_an_object) and reach the rejects file at the roll',
         409: 'idempotency_key_reused, quota_exceeded',
         413: 'Over 16 MiB',
-        415: 'Not application/json',
+        415: 'unsupported_media_type: not application/json, application/x-ndjson or application/jsonl; unsupported_encoding: not gzip',
         503: SINKS_DISABLED,
       },
     },
@@ -358,6 +364,26 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       level: 'write',
       statuses: { 202: '{dedupe}', 404: SINK_NOT_FOUND, 409: 'sink_not_keyed, sink_not_active, dedupe_too_soon (Retry-After)' },
       answers: { 202: object({ dedupe: object({ requested_at: orNull(TIME), last: orNull(OBJECT) }) }) },
+    },
+  },
+  '/v1/sinks/{sink_id}/send-keys': {
+    post: {
+      summary:
+        'Rotate the send key: a new one answered once; the previous keeps working retire_previous_after_seconds (default 86400, at most 604800; 0: retired now). Two keys live at most: an older previous one is retired',
+      auth: 'api_key',
+      level: 'write',
+      body: RotateSendKey,
+      statuses: { 201: 'The new key', 404: SINK_NOT_FOUND, 409: 'no_send_key: a sql or files sink has no send key' },
+      answers: { 201: SEND_KEY_ROTATED },
+    },
+  },
+  '/v1/sinks/{sink_id}/send-keys/previous': {
+    delete: {
+      summary: 'Retire the previous send key now (the current one keeps working)',
+      auth: 'api_key',
+      level: 'write',
+      statuses: { 200: 'Retired', 404: `${SINK_NOT_FOUND}; no_previous_key: none works now`, 409: 'no_send_key: a sql or files sink has no send key' },
+      answers: { 200: object({ sink_id: STRING, previous_retired_at: TIME }) },
     },
   },
   '/v1/sinks/{sink_id}/run': {

@@ -15,6 +15,7 @@ select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_na
        s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
        ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last, s.maintenance_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
+       case when s.previous_send_key_retires_at > now() and s.previous_send_key_sha256 is not null then ${iso('s.previous_send_key_retires_at')} end as previous_key_retires_at,
        (extract(epoch from s.created_at) * 1000000)::bigint as created_us,
        w.name as warehouse, w.bucket, w.endpoint as bucket_endpoint, w.region as bucket_region, w.maintenance as warehouse_maintenance,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
@@ -71,6 +72,8 @@ export function sinkView(r: SinkRow, apiOrigin: string) {
     maintenance: maintenanceView(r),
     kind: r.feed?.kind ?? 'send',
     ...feedView(r),
+    // After a rotation: when the previous send key stops working (null when none works).
+    previous_send_key_retires_at: r.previous_key_retires_at ?? null,
     created_at: r.created_at,
     deleted_at: r.deleted_at,
   }

@@ -1,13 +1,13 @@
-// lhbox sink create|update|dedupe|run|list|get|rejects|delete|send|device-url
+// lhbox sink create|update|dedupe|run|list|get|rejects|delete|send|device-url|rotate-key|retire-previous-key
 //
 // The device flags (--preset, --mapping-file, --device-require, --device-strip, …) and `device-url`
-// live in sink-devices.ts; the feed flags (--sql, --files-prefix, --pattern, --every) and `run` in sink-feeds.ts; createBody and updateBody below are the flags → request-body translation.
+// live in sink-devices.ts; key rotation and the key file's creation in sink-keys.ts; the feed flags (--sql, --files-prefix, --pattern, --every) and `run` in sink-feeds.ts; createBody and updateBody below are the flags → request-body translation.
 //
 // The send key is an uploader's secret: `sink create` refuses to run without --save FILE or --show-key
 // (before any API call). --save creates FILE itself, exclusively and with mode 0600, before the API is
 // called, and never overwrites an existing file: that file may hold another sink's key, whose only copy
 // it is. Pick a new path, or remove the old file yourself. If the API call fails, the empty file is removed.
-import { closeSync, fchmodSync, openSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, unlinkSync, writeSync } from 'node:fs'
 import { api, CliError, type Connection } from '../http.ts'
 import { json } from '../output.ts'
 import { seconds, waitSettings } from '../wait.ts'
@@ -17,6 +17,7 @@ import { LIST_USAGE, list } from './sink-list.ts'
 import { REJECTS_FLAGS, REJECTS_USAGE, rejects } from './sink-rejects.ts'
 import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
 import { maintenanceLines, type MaintenanceView } from './sink-maintenance.ts'
+import { KEY_FLAGS, KEY_USAGE, keyDestination, openKeyFile, retirePreviousKey, rotateKey } from './sink-keys.ts'
 
 export const SINK_FLAGS = {
   table: { type: 'string' },
@@ -38,6 +39,7 @@ export const SINK_FLAGS = {
   ...DEVICE_FLAGS,
   ...FEED_FLAGS,
   ...REJECTS_FLAGS,
+  ...KEY_FLAGS,
 } as const
 
 type Flags = Record<string, string | boolean | string[] | undefined>
@@ -70,8 +72,10 @@ const USAGE = {
   get: 'lhbox sink get <sink> [--json]',
   rejects: REJECTS_USAGE,
   delete: 'lhbox sink delete <sink> [--discard-pending]',
+  rotateKey: KEY_USAGE.rotate,
+  retirePreviousKey: KEY_USAGE.retire,
 }
-const ALL_USAGE = `lhbox sink create | update | dedupe | run | list | get | rejects | delete | send | device-url\n  ${[...Object.values(USAGE), SEND_USAGE, DEVICE_USAGE.deviceUrl].join('\n  ')}\n  (${DEVICE_USAGE.notes})`
+const ALL_USAGE = `lhbox sink create | update | dedupe | run | list | get | rejects | delete | send | device-url | rotate-key | retire-previous-key\n  ${[...Object.values(USAGE), SEND_USAGE, DEVICE_USAGE.deviceUrl].join('\n  ')}\n  (${DEVICE_USAGE.notes})`
 
 // --- small helpers -------------------------------------------------------------------------------
 
@@ -165,21 +169,6 @@ function docsHint(hint: unknown): string[] {
 
 // --- create ----------------------------------------------------------------------------------------
 
-/** Creates FILE for the key before the API is called: exclusively (never overwriting), mode 0600. */
-function openKeyFile(path: string): number {
-  try {
-    const fd = openSync(path, 'wx', 0o600)
-    fchmodSync(fd, 0o600) // whatever the umask did
-    return fd
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code === 'EEXIST') {
-      throw new CliError('file_exists', `${path} exists; --save never overwrites a file (it may hold another sink's key). Choose a new path or remove it first`)
-    }
-    throw new CliError('usage', `cannot create --save ${path}: ${(err as Error).message}`)
-  }
-}
-
 /** POST /v1/sinks's body from the flags (undefined fields are left out of the JSON). */
 export function createBody(warehouse: string, flags: Flags, read?: (path: string) => string): Record<string, unknown> {
   return {
@@ -199,15 +188,7 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
   const [warehouse] = args
   if (!warehouse || args.length > 1 || !flags.table || !flags.name) throw new CliError('usage', USAGE.create)
   if (isFeed(flags)) return createFeed(conn, warehouse, flags)
-  const save = flags.save as string | undefined
-  if (save === undefined && !flags['show-key']) {
-    throw new CliError(
-      'usage',
-      `sink create answers the sink's send key once: give --save FILE (written with mode 0600) or --show-key (printed once)\n${USAGE.create}`,
-    )
-  }
-  if (save !== undefined && flags['show-key']) throw new CliError('usage', 'give one of --save FILE and --show-key')
-  if (save === '') throw new CliError('usage', '--save needs a file path')
+  const save = keyDestination(flags, USAGE.create, 'sink create')
   const body = createBody(warehouse, flags)
   const fd = save !== undefined ? openKeyFile(save) : undefined
   let created: SinkView & { send_key: string; docs_hint?: unknown; iam_writes: unknown[] }
@@ -245,7 +226,7 @@ async function create(conn: () => Connection, args: string[], flags: Flags, err:
     head,
     `ingest_url ${created.ingest_url}`,
     `send key   ${created.send_key}`,
-    '           (shown once: only its hash is kept; to replace it, delete the sink and create it again)',
+    '           (shown once: only its hash is kept; to replace it: lhbox sink rotate-key)',
     ...docsHint(created.docs_hint),
   ].join('\n')
 }
@@ -378,6 +359,10 @@ export async function sink(conn: () => Connection, args: string[], flags: Flags,
       return sendBatch(conn, rest, flags, err)
     case 'device-url':
       return deviceUrl(conn, rest, flags, err)
+    case 'rotate-key':
+      return rotateKey(conn(), rest, flags, err)
+    case 'retire-previous-key':
+      return retirePreviousKey(conn(), rest, flags)
     default:
       throw new CliError('usage', ALL_USAGE)
   }

@@ -75,11 +75,29 @@ export const CLIENT_JS = String.raw`'use strict';
     return Object.keys(body).length ? body : undefined;
   }
 
+  // A new send key, shown once: the page is not fetched again (that would lose it) until the next view.
+  function showKey(answer) {
+    var box = $('new-key');
+    box.textContent = '';
+    var p = document.createElement('p');
+    p.textContent = 'New send key of ' + answer.name + ' (shown once; only its hash is kept). The previous key works until ' + answer.previous_retires_at + '.';
+    var code = document.createElement('code');
+    code.textContent = answer.send_key;
+    var copy = document.createElement('button');
+    copy.type = 'button';
+    copy.dataset.copy = answer.send_key;
+    copy.textContent = 'Copy';
+    box.append(p, code, copy);
+    box.hidden = false;
+    say('action-status', 'Rotated.');
+  }
+
   function act(form) {
     if (!window.confirm(form.dataset.confirm)) return;
     say('action-status', 'working…');
-    call(form.dataset.action, form.dataset.path, form.dataset.action === 'PATCH' ? bodyOf(form) : undefined).then(function (res) {
+    call(form.dataset.action, form.dataset.path, bodyOf(form)).then(function (res) {
       if (!res.ok) return problem(res).then(function (m) { say('action-status', 'Refused: ' + m); });
+      if (form.dataset.showKey) return res.json().then(showKey);
       // A new hash shows its view on hashchange; the same one is shown again here.
       if (form.dataset.then && location.hash !== form.dataset.then) location.hash = form.dataset.then;
       else return show();

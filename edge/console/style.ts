@@ -60,6 +60,8 @@ figcaption { display: flex; gap: 16px; font-size: 12px; color: var(--muted); }
 .key.lag::before { background: var(--lag); }
 form { margin: 10px 0; }
 form.inline { display: flex; flex-wrap: wrap; align-items: end; gap: 8px 12px; }
+.new-key { margin: 10px 0; padding: 8px; border: 1px solid var(--line); border-radius: 5px; }
+.new-key code { word-break: break-all; margin-right: 8px; }
 label { display: flex; flex-direction: column; gap: 2px; font-size: 12px; color: var(--muted); }
 input, select, button { font: inherit; padding: 5px 8px; border: 1px solid var(--line); border-radius: 5px; background: #fff; color: var(--fg); }
 button { cursor: pointer; background: #eef2fb; border-color: #c8d3ec; }

@@ -1,6 +1,8 @@
 // What a write key may do from a sink's page, each after a confirmation: request a dedupe, change the
-// roll policy, delete the sink. The client script sends each form to the API itself (PATCH, POST,
-// DELETE /v1/sinks/{id}…) with the signed-in key; the API's rules decide, as for any caller.
+// roll policy, rotate the send key (the new one shown once, here) or retire the previous one, delete
+// the sink. The client script sends each form to the API itself (PATCH, POST, DELETE /v1/sinks/{id}…)
+// with the signed-in key; the API's rules decide, as for any caller.
+import { RETIRE_DEFAULT_SECONDS, RETIRE_MAX_SECONDS } from '../../routes/send-keys.ts'
 import { POLICY } from '../../sink-rules.ts'
 import type { sinkView } from '../../sink-view.ts'
 
@@ -42,6 +44,34 @@ export function SinkActions(props: { sink: SinkView }) {
           <button type="submit">Request a dedupe</button>
         </form>
       ) : null}
+      {s.kind === 'send' ? (
+        <form
+          data-action="POST"
+          data-path={`/v1/sinks/${s.id}/send-keys`}
+          data-confirm={`Rotate the send key of ${s.name}? The new key is shown once; the current one keeps working for the overlap.`}
+          data-show-key="true"
+          class="inline"
+        >
+          <label>
+            retire_previous_after_seconds
+            <input name="retire_previous_after_seconds" type="number" min="0" max={String(RETIRE_MAX_SECONDS)} placeholder={String(RETIRE_DEFAULT_SECONDS)} />
+          </label>
+          <button type="submit">Rotate the send key</button>
+        </form>
+      ) : null}
+      {s.previous_send_key_retires_at ? (
+        <form
+          data-action="DELETE"
+          data-path={`/v1/sinks/${s.id}/send-keys/previous`}
+          data-confirm={`Retire the previous send key of ${s.name} now? Producers still sending with it get 401.`}
+        >
+          <p>The previous send key works until {s.previous_send_key_retires_at}.</p>
+          <button type="submit" class="danger">
+            Retire the previous key now
+          </button>
+        </form>
+      ) : null}
+      <div id="new-key" class="new-key" hidden />
       <form
         data-action="DELETE"
         data-path={`/v1/sinks/${s.id}`}

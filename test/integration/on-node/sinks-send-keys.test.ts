@@ -1,0 +1,5 @@
+// sinks-send-keys.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../sinks-send-keys.test.ts')
