@@ -11,6 +11,7 @@ import { consoleRoutes } from './console/route.tsx'
 import { connectionRoutes } from './routes/connection.ts'
 import { openapi } from './openapi.ts'
 import { health } from './routes/health.ts'
+import { icebergRest } from './iceberg-rest/router.ts'
 import { internalRoutes } from './routes/internal.ts'
 import { keys } from './routes/keys.ts'
 import { send } from './routes/send.ts'
@@ -86,6 +87,8 @@ export function createApp(open: OpenDatabase = workerDatabase) {
   app.route('/', sendKeyRoutes)
   app.route('/', usageRoutes)
   app.route('/', connectionRoutes)
+  // The Iceberg REST catalog: its own error model (the REST spec's), its own 404 and 405.
+  app.route('/iceberg', icebergRest)
   app.route('/', internalRoutes)
   app.route('/', consoleRoutes)
 

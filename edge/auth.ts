@@ -1,10 +1,11 @@
 // Who is calling: API keys (a level, one project), the bootstrap secret (/internal), send keys
 // (only the send and device routes accept them; anywhere else 403 send_only).
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
+import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { apiKeys } from '../db/schema.ts'
 import { ApiError } from './errors.ts'
-import type { AppEnv } from './env.ts'
+import type { AppEnv, Principal } from './env.ts'
 import { API_KEY, SEND_KEY, levelAtLeast, sha256Hex, timingSafeEqual, type Level } from './keys.ts'
 
 export function bearer(header: string | undefined): string | null {
@@ -14,6 +15,32 @@ export function bearer(header: string | undefined): string | null {
 
 const unauthorized = () => new ApiError(401, 'unauthorized', 'send a valid API key as Authorization: Bearer al_key_…')
 
+/** Who an API key is: its row's id, project and level; null for an unknown, wrong or revoked key (answered alike). */
+export async function keyPrincipal(c: Context<AppEnv>, token: string): Promise<Principal | null> {
+  const m = API_KEY.exec(token)
+  if (!m) return null
+  const db = await c.var.db()
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, m[1])).limit(1)
+  const hash = await sha256Hex(token)
+  // Compare even when the row is missing, so timing says nothing about which ids exist.
+  const matches = timingSafeEqual(hash, row?.keySha256 ?? '0'.repeat(64))
+  if (!row || !matches || row.revokedAt) return null
+  noteKeyUsed(c, row.id)
+  return { keyId: row.id, projectId: row.projectId, level: row.level as Level }
+}
+
+/** last_used_at, at most once a minute per key, after the answer. */
+export function noteKeyUsed(c: Context<AppEnv>, keyId: string): void {
+  c.var.defer(
+    c.var.db().then((db) =>
+      db
+        .update(apiKeys)
+        .set({ lastUsedAt: sql`now()` })
+        .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`)))),
+    ),
+  )
+}
+
 /** API-key auth for /v1/* routes: 401 for a missing/unknown/revoked key, 403 for a too-low level. */
 export function requireKey(level: Level) {
   return createMiddleware<AppEnv>(async (c, next) => {
@@ -22,26 +49,12 @@ export function requireKey(level: Level) {
     if (SEND_KEY.test(token)) {
       throw new ApiError(403, 'send_only', 'a send key is accepted only on POST /v1/sinks/{sink_id} and the sink’s device route')
     }
-    const m = API_KEY.exec(token)
-    if (!m) throw unauthorized()
-    const db = await c.var.db()
-    const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, m[1])).limit(1)
-    const hash = await sha256Hex(token)
-    // Compare even when the row is missing, so timing says nothing about which ids exist.
-    const matches = timingSafeEqual(hash, row?.keySha256 ?? '0'.repeat(64))
-    if (!row || !matches || row.revokedAt) throw unauthorized()
-    const have = row.level as Level
-    if (!levelAtLeast(have, level)) {
-      throw new ApiError(403, 'forbidden', `this route needs a ${level} key; this key is ${have}`)
+    const principal = await keyPrincipal(c, token)
+    if (!principal) throw unauthorized()
+    if (!levelAtLeast(principal.level, level)) {
+      throw new ApiError(403, 'forbidden', `this route needs a ${level} key; this key is ${principal.level}`)
     }
-    c.set('principal', { keyId: row.id, projectId: row.projectId, level: have })
-    // last_used_at, at most once a minute per key, after the answer.
-    c.var.defer(
-      db
-        .update(apiKeys)
-        .set({ lastUsedAt: sql`now()` })
-        .where(and(eq(apiKeys.id, row.id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`)))),
-    )
+    c.set('principal', principal)
     await next()
   })
 }

@@ -30,7 +30,7 @@ export interface Env {
 }
 
 /** Who called a /v1 route: an API key of one project, at its level (auth.ts sets it). */
-interface Principal {
+export interface Principal {
   keyId: string
   projectId: string
   level: Level

@@ -63,6 +63,11 @@ export class CatalogError extends Error {
 export class NoSuchTable extends CatalogError {}
 export class NoSuchNamespace extends CatalogError {}
 export class TableAlreadyExists extends CatalogError {}
+export class NamespaceAlreadyExists extends CatalogError {}
+/** A namespace that still holds tables or namespaces cannot be dropped. */
+export class NamespaceNotEmpty extends CatalogError {}
+/** The updates cannot apply to the table (an unknown schema id, a stale sequence number): the request is wrong, not the base. */
+export class InvalidUpdate extends CatalogError {}
 
 /** The base moved or a requirement failed: nothing was committed; re-apply on a fresh base. */
 export class CommitConflict extends CatalogError {

@@ -3,11 +3,13 @@
 // the row's metadata_location (0 rows → the current metadata decides: CommitConflict, or again on it).
 import type { FileIO } from '../io/file-io.ts'
 import type { MetadataCache } from './metadata-cache.ts'
+import { SqlNamespaces, type SqlExecutor } from './sql-namespaces.ts'
+import { metadataFromUpdates } from '../spec/from-updates.ts'
 import { newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../spec/metadata.ts'
 import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../spec/updates.ts'
 import {
-  CatalogError,
   CommitConflict,
+  InvalidUpdate,
   CommitStateUnknown,
   NoSuchNamespace,
   NoSuchTable,
@@ -18,11 +20,6 @@ import {
   type LoadedTable,
   type TableIdentifier,
 } from './index.ts'
-
-/** What the catalog needs of a Postgres client: pg's Pool/Client and neon's Client both fit. */
-interface SqlExecutor {
-  query(text: string, params?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>
-}
 
 export interface SqlCatalogOptions {
   /** catalog_name in the rows: the warehouse name. */
@@ -35,6 +32,7 @@ export interface SqlCatalogOptions {
   cache?: MetadataCache
 }
 
+/** A namespace as the rows hold it: levels joined by dots, as PyIceberg's SqlCatalog and Java's JdbcCatalog write it. */
 const ns = (namespace: string[]) => namespace.join('.')
 
 function metadataFileLocation(tableLocation: string, version: number): string {
@@ -49,18 +47,12 @@ function metadataVersion(location: string): number {
 
 export class SqlCatalog implements Catalog {
   readonly name: string
+  /** Namespaces and their properties (the REST catalog's namespace routes). */
+  readonly namespaces: SqlNamespaces
 
   constructor(private readonly opts: SqlCatalogOptions) {
     this.name = opts.name
-  }
-
-  private async namespaceExists(namespace: string[]): Promise<boolean> {
-    const { rows } = await this.opts.sql.query(
-      `select 1 from iceberg_namespace_properties where catalog_name = $1 and namespace = $2
-       union all select 1 from iceberg_tables where catalog_name = $1 and table_namespace = $2 limit 1`,
-      [this.name, ns(namespace)],
-    )
-    return rows.length > 0
+    this.namespaces = new SqlNamespaces(opts.sql, opts.name)
   }
 
   async listNamespaces(): Promise<string[][]> {
@@ -82,13 +74,23 @@ export class SqlCatalog implements Catalog {
   }
 
   async listTables(namespace: string[]): Promise<TableIdentifier[]> {
-    if (!(await this.namespaceExists(namespace))) throw new NoSuchNamespace(`namespace ${ns(namespace)} does not exist`)
+    if (!(await this.namespaces.exists(namespace))) throw new NoSuchNamespace(`namespace ${ns(namespace)} does not exist`)
     const { rows } = await this.opts.sql.query(
       `select table_name from iceberg_tables where catalog_name = $1 and table_namespace = $2
        and (iceberg_type = 'TABLE' or iceberg_type is null) order by table_name`,
       [this.name, ns(namespace)],
     )
     return rows.map((r) => ({ namespace, name: String(r.table_name) }))
+  }
+
+  async tableExists(id: TableIdentifier): Promise<boolean> {
+    return this.currentLocation(id).then(
+      () => true,
+      (err) => {
+        if (err instanceof NoSuchTable) return false
+        throw err
+      },
+    )
   }
 
   async loadTable(id: TableIdentifier): Promise<LoadedTable> {
@@ -114,31 +116,74 @@ export class SqlCatalog implements Catalog {
     return { identifier: id, metadataLocation, metadata, io: this.opts.io }
   }
 
+  /** Where a new table goes when its creator names no location: <warehouse>/<ns levels>/<table>. */
+  defaultLocation(id: TableIdentifier): string {
+    return `${this.warehouseLocation}/${id.namespace.join('/')}/${id.name}`
+  }
+
+  /** s3://bucket/prefix, no trailing slash: every table location of this catalog's own lies under it. */
+  get warehouseLocation(): string {
+    return this.opts.warehouseLocation.replace(/\/+$/, '')
+  }
+
   async createTable(namespace: string[], request: CreateTableRequest): Promise<LoadedTable> {
     const identifier = { namespace, name: request.name }
-    const location = `${this.opts.warehouseLocation.replace(/\/+$/, '')}/${namespace.join('/')}/${request.name}`
     const properties = { ...request.properties }
     if (request.doc) properties.comment = request.doc
     const metadata = newTableMetadata({
-      location,
+      location: this.defaultLocation(identifier),
       schema: request.schema,
       partitionFields: request.partition,
       formatVersion: request.formatVersion ?? 2,
       properties,
     })
     await this.ensureNamespace(namespace)
-    const metadataLocation = metadataFileLocation(location, 0)
+    return this.createWithMetadata(identifier, metadata)
+  }
+
+  /**
+   * Creates a table from its first metadata, built by the caller (a REST create, or the commit of a
+   * staged create): writes metadata/00000-<uuid>.metadata.json, then inserts the row. The namespace
+   * is the caller's to check. TableAlreadyExists when the row is there (the file is deleted).
+   */
+  async createWithMetadata(identifier: TableIdentifier, metadata: TableMetadata): Promise<LoadedTable> {
+    const metadataLocation = metadataFileLocation(metadata.location, 0)
     await this.opts.io.write(metadataLocation, serializeMetadata(metadata), 'application/json')
     const res = await this.opts.sql.query(
       `insert into iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type)
        values ($1, $2, $3, $4, null, 'TABLE') on conflict do nothing`,
-      [this.name, ns(namespace), request.name, metadataLocation],
+      [this.name, ns(identifier.namespace), identifier.name, metadataLocation],
     )
     if (res.rowCount !== 1) {
       await this.opts.io.delete([metadataLocation]).catch(() => undefined)
-      throw new TableAlreadyExists(`table ${ns(namespace)}.${request.name} already exists`)
+      throw new TableAlreadyExists(`table ${ns(identifier.namespace)}.${identifier.name} already exists`)
     }
+    this.opts.cache?.set(metadataLocation, metadata)
     return { identifier, metadataLocation, metadata, io: this.opts.io }
+  }
+
+  /** Removes the table from the catalog; its files stay (they are the store's, as in PyIceberg's SqlCatalog). NoSuchTable when absent. */
+  async dropTable(id: TableIdentifier): Promise<void> {
+    const res = await this.opts.sql.query(
+      `delete from iceberg_tables where catalog_name = $1 and table_namespace = $2 and table_name = $3
+       and (iceberg_type = 'TABLE' or iceberg_type is null)`,
+      [this.name, ns(id.namespace), id.name],
+    )
+    if (res.rowCount !== 1) throw new NoSuchTable(`table ${ns(id.namespace)}.${id.name} does not exist`)
+  }
+
+  /** Moves the row to another name (the files stay where they are). NoSuchTable, NoSuchNamespace (the destination's), TableAlreadyExists. */
+  async renameTable(from: TableIdentifier, to: TableIdentifier): Promise<void> {
+    if (!(await this.namespaces.exists(to.namespace))) throw new NoSuchNamespace(`namespace ${ns(to.namespace)} does not exist`)
+    const res = await this.opts.sql.query(
+      `update iceberg_tables set table_namespace = $4, table_name = $5
+       where catalog_name = $1 and table_namespace = $2 and table_name = $3 and (iceberg_type = 'TABLE' or iceberg_type is null)
+       and not exists (select 1 from iceberg_tables where catalog_name = $1 and table_namespace = $4 and table_name = $5)`,
+      [this.name, ns(from.namespace), from.name, ns(to.namespace), to.name],
+    )
+    if (res.rowCount === 1) return
+    await this.currentLocation(from) // NoSuchTable when the source is gone
+    throw new TableAlreadyExists(`table ${ns(to.namespace)}.${to.name} already exists`)
   }
 
   async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[], opts: CommitOptions = {}): Promise<LoadedTable> {
@@ -160,6 +205,34 @@ export class SqlCatalog implements Catalog {
   }
 
   /**
+   * A commit as a REST client sends it (CommitTableRequest): with assert-create, the commit of a
+   * staged create, whose updates make the table from nothing (metadataFromUpdates); the other
+   * requirements then hold of no table at all, and a table already there is a CommitConflict.
+   * Otherwise the updates apply to the current table (commitTable), the roller's path.
+   */
+  async commitRequest(id: TableIdentifier, requirements: TableRequirement[], updates: TableUpdate[]): Promise<LoadedTable> {
+    if (!requirements.some((r) => r.type === 'assert-create')) return this.commitTable(await this.loadTable(id), requirements, updates)
+    const failure = requirementFailure(
+      null,
+      requirements.filter((r) => r.type !== 'assert-create'),
+    )
+    if (failure) throw new CommitConflict(`${ns(id.namespace)}.${id.name}: ${failure}`)
+    if (!(await this.namespaces.exists(id.namespace))) throw new NoSuchNamespace(`namespace ${ns(id.namespace)} does not exist`)
+    let metadata: TableMetadata
+    try {
+      metadata = metadataFromUpdates(updates, { location: this.defaultLocation(id) })
+    } catch (err) {
+      throw new InvalidUpdate(`cannot create ${ns(id.namespace)}.${id.name} from the updates: ${(err as Error).message}`)
+    }
+    try {
+      return await this.createWithMetadata(id, metadata)
+    } catch (err) {
+      if (err instanceof TableAlreadyExists) throw new CommitConflict(`${ns(id.namespace)}.${id.name}: table already exists`)
+      throw err
+    }
+  }
+
+  /**
    * Writes the metadata of `updates` on `current` (beside the writes still `ready`-ing), then swaps
    * the row from current's location to it. Null when the row had moved (the new file deleted).
    */
@@ -169,7 +242,7 @@ export class SqlCatalog implements Catalog {
     try {
       next = applyUpdates(current.metadata, updates, { previousMetadataLocation: current.metadataLocation })
     } catch (err) {
-      throw new CatalogError(`cannot apply the updates: ${(err as Error).message}`)
+      throw new InvalidUpdate(`cannot apply the updates: ${(err as Error).message}`)
     }
     const nextLocation = metadataFileLocation(next.location, metadataVersion(current.metadataLocation) + 1)
     // Never rejects, so a failed metadata write leaves no rejection unheard.

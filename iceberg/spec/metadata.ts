@@ -290,6 +290,8 @@ export interface NewTableInput {
   spec?: PartitionSpec
   /** Alternatively, the partition fields by column name (`{ source: 'ts', transform: 'day' }`); validated. */
   partitionFields?: PartitionFieldInput[]
+  /** A sort order whose `source-id`s refer to the ids in `schema` as given; an empty one is unsorted (order-id 0), any other gets order-id 1. */
+  sortOrder?: SortOrder
   formatVersion: 2 | 3
   properties?: Record<string, string>
   tableUuid?: string
@@ -349,6 +351,13 @@ export function newTableMetadata(input: NewTableInput): TableMetadata {
     })
     spec = { 'spec-id': 0, fields }
   }
+  // As Java's and PyIceberg's assign_fresh_sort_order_ids: source ids follow the schema's fresh ids.
+  const sortFields = (input.sortOrder?.fields ?? []).map((f) => {
+    const sourceId = idMap.get(f['source-id'])
+    if (sourceId === undefined) throw new MetadataError(`sort field: source id ${f['source-id']} is not in the schema`)
+    return { ...f, 'source-id': sourceId }
+  })
+  const order: SortOrder = { 'order-id': sortFields.length > 0 ? 1 : 0, fields: sortFields }
   const m: TableMetadata = {
     'format-version': input.formatVersion,
     'table-uuid': input.tableUuid ?? crypto.randomUUID(),
@@ -365,8 +374,8 @@ export function newTableMetadata(input: NewTableInput): TableMetadata {
     snapshots: [],
     'snapshot-log': [],
     'metadata-log': [],
-    'sort-orders': [{ 'order-id': 0, fields: [] }],
-    'default-sort-order-id': 0,
+    'sort-orders': [order],
+    'default-sort-order-id': order['order-id'],
     refs: {},
   }
   if (input.formatVersion === 3) m['next-row-id'] = 0n

@@ -1,0 +1,45 @@
+// GET /iceberg/v1/config?warehouse=<name>: the catalog's settings for one of the caller's warehouses.
+// overrides: the path prefix (the warehouse's id) and the store engines read and write the tables in
+// (endpoint, region, path-style addressing); their own S3 keys stay theirs (no vended credentials yet).
+// endpoints: what this server serves, so that clients check before they call.
+import type { Context } from 'hono'
+import type { AppEnv } from '../env.ts'
+import { badRequest } from './errors.ts'
+import { warehouseOf } from './warehouse.ts'
+
+const P = '/v1/{prefix}'
+
+/** Every route this catalog serves (the REST spec's endpoint strings). */
+const ENDPOINTS = [
+  `GET ${P}/namespaces`,
+  `POST ${P}/namespaces`,
+  `GET ${P}/namespaces/{namespace}`,
+  `HEAD ${P}/namespaces/{namespace}`,
+  `DELETE ${P}/namespaces/{namespace}`,
+  `POST ${P}/namespaces/{namespace}/properties`,
+  `GET ${P}/namespaces/{namespace}/tables`,
+  `POST ${P}/namespaces/{namespace}/tables`,
+  `GET ${P}/namespaces/{namespace}/tables/{table}`,
+  `HEAD ${P}/namespaces/{namespace}/tables/{table}`,
+  `POST ${P}/namespaces/{namespace}/tables/{table}`,
+  `DELETE ${P}/namespaces/{namespace}/tables/{table}`,
+  `POST ${P}/namespaces/{namespace}/tables/{table}/metrics`,
+  `POST ${P}/tables/rename`,
+]
+
+export async function config(c: Context<AppEnv>) {
+  const name = c.req.query('warehouse')
+  if (!name) throw badRequest('give the warehouse: /iceberg/v1/config?warehouse=<name> (the lhbox warehouse’s name)')
+  const w = await warehouseOf(c, { name })
+  return c.json({
+    defaults: {},
+    overrides: {
+      prefix: w.id,
+      's3.endpoint': w.endpoint,
+      's3.region': w.region,
+      'client.region': w.region,
+      's3.path-style-access': 'true',
+    },
+    endpoints: ENDPOINTS,
+  })
+}

@@ -1,0 +1,161 @@
+// The REST catalog's table routes over the SQL catalog: list, load (and HEAD), create (and staged
+// create), commit, drop, rename, metrics. Table metadata goes out exactly as the catalog holds it
+// (lossless); commits go through SqlCatalog.commitRequest, the roller's commit path.
+import { and, eq, ne } from 'drizzle-orm'
+import type { Context } from 'hono'
+import { sinks } from '../../db/schema.ts'
+import type { LoadedTable, TableIdentifier } from '../../iceberg/catalog/index.ts'
+import type { SqlCatalog } from '../../iceberg/catalog/sql.ts'
+import { currentSchema, defaultSpec, newTableMetadata, type TableMetadata } from '../../iceberg/spec/metadata.ts'
+import { bindSpec, PartitionSpecError } from '../../iceberg/spec/partition.ts'
+import { schemaProblem } from '../../iceberg/spec/schema.ts'
+import { transformProblem } from '../../iceberg/spec/transforms.ts'
+import type { NestedField } from '../../iceberg/spec/types.ts'
+import type { AppEnv } from '../env.ts'
+import { need } from './auth.ts'
+import { answer, readBody } from './body.ts'
+import { badRequest, IcebergError } from './errors.ts'
+import { namespaceParam } from './namespaces.ts'
+import { CommitTableRequest, commitOf, CreateTableRequest, RenameTableRequest } from './schemas.ts'
+import { catalogAt } from './warehouse.ts'
+
+const named = (id: TableIdentifier) => [...id.namespace, id.name].join('.')
+
+function tableParam(c: Context<AppEnv>): TableIdentifier {
+  const name = c.req.param('table') ?? ''
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is refused here (Postgres cannot hold it)
+  if (!/^[^\u0000]{1,255}$/.test(name)) throw badRequest('table: a name of 1 to 255 characters')
+  return { namespace: namespaceParam(c.req.param('namespace')), name }
+}
+
+/** A location the client chose must lie in the warehouse: tables of one warehouse never reach into another's files. */
+function checkLocation(catalog: SqlCatalog, location: string): void {
+  if (!location.replace(/\/+$/, '').startsWith(`${catalog.warehouseLocation}/`)) {
+    throw badRequest(`location ${location} is outside the warehouse (${catalog.warehouseLocation}/…)`)
+  }
+}
+
+/** Table metadata an engine may commit: known column types for its format version, partitions that fit their columns. */
+function checkMetadata(m: TableMetadata): void {
+  const formatVersion = m['format-version'] === 3 ? 3 : 2
+  for (const schema of m.schemas) {
+    const problem = schemaProblem(schema.fields as NestedField[], formatVersion)
+    if (problem) throw badRequest(`schema ${schema['schema-id']}: ${problem}`)
+  }
+  for (const b of bindSpec(defaultSpec(m), currentSchema(m))) {
+    const problem = transformProblem(b.transform, b.sourceType)
+    if (problem) throw new PartitionSpecError(`partition field ${b.field.name}: ${problem}`)
+  }
+}
+
+/** A table with a live sink is the sink's: dropping or renaming it would leave the sink writing nowhere. */
+async function refuseIfSink(c: Context<AppEnv>, catalog: SqlCatalog, id: TableIdentifier, what: string): Promise<void> {
+  const db = await c.var.db()
+  const [sink] = await db
+    .select({ id: sinks.id, name: sinks.name })
+    .from(sinks)
+    .where(and(eq(sinks.warehouseId, catalog.name), eq(sinks.tableNamespace, id.namespace.join('.')), eq(sinks.tableName, id.name), ne(sinks.state, 'deleted')))
+    .limit(1)
+  if (sink)
+    throw new IcebergError(409, 'CommitFailedException', `cannot ${what} ${named(id)}: sink ${sink.name} (${sink.id}) writes to it; delete the sink first`)
+}
+
+const loadResult = (t: LoadedTable, metadata = t.metadata) => ({ 'metadata-location': t.metadataLocation, metadata, config: {} })
+
+/** ?snapshots=refs: only the snapshots a branch or tag points at (the spec's snapshot loading mode). */
+function withSnapshots(m: TableMetadata, mode: string | undefined): TableMetadata {
+  if (mode === undefined || mode === 'all') return m
+  if (mode !== 'refs') throw badRequest('snapshots: all or refs')
+  const kept = new Set(Object.values(m.refs).map((r) => r['snapshot-id']))
+  return { ...m, snapshots: m.snapshots.filter((s) => kept.has(s['snapshot-id'])) }
+}
+
+export async function listTables(c: Context<AppEnv>) {
+  const namespace = namespaceParam(c.req.param('namespace'))
+  const catalog = await catalogAt(c)
+  return answer(c, { identifiers: await catalog.listTables(namespace) })
+}
+
+/** GET: LoadTableResult; HEAD (Hono serves it with the GET route): 204 when the table exists. */
+export async function loadTable(c: Context<AppEnv>) {
+  const id = tableParam(c)
+  const catalog = await catalogAt(c)
+  if (c.req.method === 'HEAD') {
+    if (!(await catalog.tableExists(id))) throw new IcebergError(404, 'NoSuchTableException', `table ${named(id)} does not exist`)
+    return c.body(null, 204)
+  }
+  const table = await catalog.loadTable(id)
+  return answer(c, loadResult(table, withSnapshots(table.metadata, c.req.query('snapshots'))))
+}
+
+/** CreateTableRequest; stage-create answers the metadata to be (no metadata-location) and writes nothing. */
+export async function createTable(c: Context<AppEnv>) {
+  need(c, 'write')
+  const namespace = namespaceParam(c.req.param('namespace'))
+  const body = await readBody(c, CreateTableRequest)
+  const id = { namespace, name: body.name }
+  const { 'format-version': version = '2', ...properties } = body.properties
+  if (version !== '2' && version !== '3') throw badRequest('properties.format-version: 2 or 3')
+  const catalog = await catalogAt(c)
+  if (body.location) checkLocation(catalog, body.location)
+  const metadata = newTableMetadata({
+    location: body.location ?? catalog.defaultLocation(id),
+    schema: body.schema as { fields: NestedField[] },
+    spec: { 'spec-id': 0, fields: (body['partition-spec']?.fields ?? []).map((f) => ({ ...f, 'field-id': f['field-id'] ?? 0 })) },
+    sortOrder: body['write-order'] ? { 'order-id': 1, fields: body['write-order'].fields } : undefined,
+    formatVersion: Number(version) as 2 | 3,
+    properties,
+  })
+  checkMetadata(metadata)
+  if (!(await catalog.namespaces.exists(namespace))) throw new IcebergError(404, 'NoSuchNamespaceException', `namespace ${namespace.join('.')} does not exist`)
+  if (body['stage-create']) {
+    if (await catalog.tableExists(id)) throw new IcebergError(409, 'AlreadyExistsException', `table ${named(id)} already exists`)
+    return answer(c, { metadata, config: {} })
+  }
+  return answer(c, loadResult(await catalog.createWithMetadata(id, metadata)))
+}
+
+/** CommitTableRequest: requirements checked and updates applied by the catalog, the staged create's commit included. */
+export async function commitTable(c: Context<AppEnv>) {
+  need(c, 'write')
+  const id = tableParam(c)
+  const body = await readBody(c, CommitTableRequest)
+  if (body.identifier && named(body.identifier) !== named(id)) throw badRequest(`the body names ${named(body.identifier)}, the path ${named(id)}`)
+  const { requirements, updates } = commitOf(body)
+  const catalog = await catalogAt(c)
+  for (const u of updates) {
+    if (u.action === 'set-location') checkLocation(catalog, u.location)
+    if (u.action === 'add-schema') {
+      const problem = schemaProblem(u.schema.fields, 3)
+      if (problem) throw badRequest(`add-schema: ${problem}`)
+    }
+  }
+  const table = await catalog.commitRequest(id, requirements, updates)
+  return answer(c, { 'metadata-location': table.metadataLocation, metadata: table.metadata })
+}
+
+/** Drops the table from the catalog (204); its files stay, purgeRequested or not. */
+export async function dropTable(c: Context<AppEnv>) {
+  need(c, 'write')
+  const id = tableParam(c)
+  const catalog = await catalogAt(c)
+  await refuseIfSink(c, catalog, id, 'drop')
+  await catalog.dropTable(id)
+  return c.body(null, 204)
+}
+
+export async function renameTable(c: Context<AppEnv>) {
+  need(c, 'write')
+  const body = await readBody(c, RenameTableRequest)
+  const catalog = await catalogAt(c)
+  await refuseIfSink(c, catalog, body.source, 'rename')
+  await catalog.renameTable(body.source, body.destination)
+  return c.body(null, 204)
+}
+
+/** Metrics reports are accepted and dropped (the spec's 204): nothing here keeps them. */
+export async function reportMetrics(c: Context<AppEnv>) {
+  tableParam(c)
+  await catalogAt(c)
+  return c.body(null, 204)
+}
