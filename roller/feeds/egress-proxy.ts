@@ -51,6 +51,7 @@ export async function startEgressProxy(policy: EgressPolicy, resolve: Resolve = 
   const refused: Refusal[] = []
   const failed: string[] = []
   const sockets = new Set<Duplex>()
+  let closed = false
   const track = (s: Duplex) => {
     sockets.add(s)
     s.once('close', () => sockets.delete(s))
@@ -91,6 +92,7 @@ export async function startEgressProxy(policy: EgressPolicy, resolve: Resolve = 
     }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
     const to = await checked(host, `${url.origin}${url.pathname}`)
+    if (closed) return void res.destroy() // the run ended while DNS answered: connect nowhere
     if (!('address' in to)) return void res.writeHead(to.status, { 'content-type': 'text/plain' }).end(to.text)
     const upstream = request({
       host: to.address,
@@ -125,6 +127,7 @@ export async function startEgressProxy(policy: EgressPolicy, resolve: Resolve = 
     const host = target[1] ?? target[2]
     const port = Number(target[3])
     const to = await checked(host, `https://${req.url}`)
+    if (closed) return void client.destroy()
     if (!('address' in to)) return answer(to.status === 403 ? '403 Forbidden' : '502 Bad Gateway')
     const upstream = track(connect({ host: to.address, port })) as Socket
     let established = false
@@ -154,6 +157,7 @@ export async function startEgressProxy(policy: EgressPolicy, resolve: Resolve = 
     refused,
     failed,
     close() {
+      closed = true
       server.close()
       for (const s of sockets) s.destroy()
     },

@@ -120,6 +120,24 @@ describe('egress proxy', () => {
     })
   })
 
+  it('connects nowhere once the run is over, even when a DNS answer comes after', async () => {
+    let answer: (addresses: string[]) => void = () => {}
+    let asked: () => void = () => {}
+    const lookedUp = new Promise<void>((resolve) => (asked = resolve))
+    const p = await startEgressProxy(new EgressPolicy(['127.0.0.1']), () => {
+      asked()
+      return new Promise((resolve) => (answer = resolve))
+    })
+    const before = seen.length
+    const pending = get(p, `http://slow.example:${port}/x.csv`).catch((err: Error) => err)
+    await lookedUp
+    p.close()
+    answer(['127.0.0.1'])
+    expect(await pending).toBeInstanceOf(Error)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(seen.length).toBe(before)
+  })
+
   it('tunnels CONNECT to an allowed address; refuses requests without the run credentials; reports an unresolved name', async () => {
     await withProxy(['127.0.0.1'], {}, async (p) => {
       expect(await tunnel(p, `127.0.0.1:${port}`)).toBe(200)
