@@ -244,9 +244,54 @@ describe('namespaces and tables through PyIceberg', () => {
       [6n, 'b'],
     ])
     expect(read.snapshots.at(-1).summary['lakehousebox.sink.id']).toBe(sink.id)
+    const viaDuck = await duck({ token: readKey }, { query: `SELECT x, who FROM cat.${sink.table} ORDER BY x` })
+    expect(viaDuck.rows).toEqual([
+      { x: 5n, who: 'a' },
+      { x: 6n, who: 'b' },
+    ])
     // The sink's table is the sink's to write: not dropped or renamed from here.
     const [space, name] = sink.table.split('.')
     expectModel(await rest(`/${prefix}/namespaces/${space}/tables/${name}`, { key: writeKey, method: 'DELETE' }), 409, 'CommitFailedException')
+  })
+})
+
+/** DuckDB with the catalog attached as `cat` (ATTACH '<warehouse>' … TYPE ICEBERG): a bearer key, or OAuth2 client credentials. */
+async function duck(auth: { token: string } | { key: string }, opts: { exec?: string[]; query?: string }): Promise<any> {
+  const how = 'token' in auth ? ['--rest-token', auth.token] : ['--rest-client-id', auth.key.slice(7, 19), '--rest-client-secret', auth.key]
+  const args = ['--rest-uri', catalogUri(), '--warehouse', project.warehouse, ...how, ...s3Args(stack().s3)]
+  for (const e of opts.exec ?? []) args.push('--exec', e)
+  if (opts.query) args.push('--query', opts.query)
+  return toExact(await runPython('duckdb_iceberg_sql.py', args))
+}
+
+describe('DuckDB 1.5.5 attached to the catalog', () => {
+  it('creates a table and inserts with a write key (OAuth2), reads it back as PyIceberg does; a read key reads and cannot insert', async () => {
+    const space = `${ns}_duck`
+    const wrote = await duck(
+      { key: writeKey },
+      {
+        exec: [
+          `CREATE SCHEMA cat.${space}`,
+          `CREATE TABLE cat.${space}.t (x BIGINT, who VARCHAR, amount DECIMAL(38, 10), seen TIMESTAMPTZ, day DATE, ok BOOLEAN)`,
+          `INSERT INTO cat.${space}.t VALUES (9223372036854775807, 'max', 12345678901234567890.0123456789, TIMESTAMPTZ '2026-09-21 12:00:00.123456+00', DATE '2026-09-21', true), (-9223372036854775808, NULL, -0.5, NULL, NULL, false)`,
+        ],
+        query: `SELECT * FROM cat.${space}.t ORDER BY x`,
+      },
+    )
+    const expected = [
+      { x: -9223372036854775808n, who: null, amount: '-0.5000000000', seen: null, day: null, ok: false },
+      { x: 9223372036854775807n, who: 'max', amount: '12345678901234567890.0123456789', seen: '2026-09-21T12:00:00.123456+00:00', day: '2026-09-21', ok: true },
+    ]
+    // The interop encoding has DuckDB's booleans as 0 and 1.
+    expect(wrote.rows.map((r: any) => ({ ...r, ok: r.ok === 1n }))).toEqual(expected)
+    expect((await scan(readKey, `${space}.t`)).rows).toEqual(expected)
+
+    const listed = await duck({ token: readKey }, { query: 'SELECT database, schema, name FROM (SHOW ALL TABLES) ORDER BY schema, name' })
+    expect(listed.rows).toEqual(expect.arrayContaining([{ database: 'cat', schema: space, name: 't' }]))
+    expect((await duck({ token: readKey }, { query: `SELECT count(*) AS n FROM cat.${space}.t` })).rows).toEqual([{ n: 2n }])
+    const refused = await duck({ token: readKey }, { exec: [`INSERT INTO cat.${space}.t (x) VALUES (3)`] }).catch((e: Error) => e)
+    expect(String(refused)).toMatch(/403[\s\S]*ForbiddenException/)
+    expect((await scan(readKey, `${space}.t`)).rows).toHaveLength(2)
   })
 })
 

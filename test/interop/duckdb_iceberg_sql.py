@@ -5,7 +5,9 @@
 
 The catalog is attached with ATTACH '' AS cat (TYPE ICEBERG, ENDPOINT ..., AUTHORIZATION_TYPE 'none',
 ACCESS_DELEGATION_MODE 'none'): no token, and the tables' files go through the S3 secret made from the
-s3 options (not the catalog's vended keys, which carry no endpoint). Extensions load offline from
+s3 options (not the catalog's vended keys, which carry no endpoint). With --warehouse and
+--rest-token (a bearer token) or --rest-client-id/--rest-client-secret (OAuth2 client credentials at
+<rest-uri>/v1/oauth/tokens), it is ATTACH '<warehouse>' AS cat with an ICEBERG secret instead. Extensions load offline from
 their PyPI wheels exactly as duckdb_scan.py does. Each --exec runs in order (DuckDB commits each
 statement to the catalog: a DELETE writes merge-on-read delete files, positional deletes on a v2
 table and deletion vectors on v3); then --query, if given.
@@ -34,6 +36,10 @@ def main() -> None:
     s.add_argument("--s3-session-token")
     s.add_argument("--s3-region", default="us-east-1")
     p.add_argument("--rest-uri", required=True)
+    p.add_argument("--warehouse", default="")
+    p.add_argument("--rest-token")
+    p.add_argument("--rest-client-id")
+    p.add_argument("--rest-client-secret")
     p.add_argument("--exec", action="append", default=[], dest="statements")
     p.add_argument("--query")
     a = p.parse_args()
@@ -41,9 +47,20 @@ def main() -> None:
     # The iceberg extension asks the environment for a region when the catalog vends none.
     os.environ.setdefault("AWS_REGION", a.s3_region)
     con = connect(a)
-    con.execute(
-        f"ATTACH '' AS cat (TYPE ICEBERG, ENDPOINT {quote(a.rest_uri)}, AUTHORIZATION_TYPE 'none', ACCESS_DELEGATION_MODE 'none')"
-    )
+    if a.rest_token or a.rest_client_secret:
+        if a.rest_token:
+            auth = f"TOKEN {quote(a.rest_token)}"
+        else:
+            token_uri = a.rest_uri.rstrip("/") + "/v1/oauth/tokens"
+            auth = f"CLIENT_ID {quote(a.rest_client_id or '')}, CLIENT_SECRET {quote(a.rest_client_secret)}, OAUTH2_SERVER_URI {quote(token_uri)}"
+        con.execute(f"CREATE SECRET lhbox_catalog (TYPE ICEBERG, {auth})")
+        con.execute(
+            f"ATTACH {quote(a.warehouse)} AS cat (TYPE ICEBERG, ENDPOINT {quote(a.rest_uri)}, SECRET lhbox_catalog, ACCESS_DELEGATION_MODE 'none')"
+        )
+    else:
+        con.execute(
+            f"ATTACH '' AS cat (TYPE ICEBERG, ENDPOINT {quote(a.rest_uri)}, AUTHORIZATION_TYPE 'none', ACCESS_DELEGATION_MODE 'none')"
+        )
     executed = []
     for sql in a.statements:
         row = con.execute(sql).fetchone()
