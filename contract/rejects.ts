@@ -2,6 +2,7 @@
 // rejects route reads it: the roller's fields first, then the producer's row exactly as sent, last,
 // under "row". The row is never parsed (lossless numbers): a reader splits it off at the first
 // top-level `,"row":`, which the head cannot hold inside a string (JSON.stringify escapes its quotes).
+import { parse } from 'lossless-json'
 
 /** Every reason a rejects line can give: a row's, a keyed sink's, or a whole batch's. */
 export const REJECT_REASONS = [
@@ -51,3 +52,19 @@ export function rejectRow(line: string): string | null {
 
 /** Whether a line is rejected for `reason`: its first problem's or any other of its problems. */
 export const hasReason = (head: RejectHead, reason: string): boolean => head.reason === reason || (head.problems ?? []).some((p) => p.reason === reason)
+
+/**
+ * Whether a line is whole: the roller's head and a row that is JSON. A file cut short or overwritten
+ * is read as it is, and a line spliced into an answer unchecked would break the answer's JSON. The
+ * row is parsed for its syntax only (lossless-json: nothing is converted), and the value dropped.
+ */
+export function readableLine(line: string): boolean {
+  const row = rejectRow(line)
+  if (row === null || rejectHead(line) === null) return false
+  try {
+    parse(row, null, (digits) => digits)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -2,6 +2,7 @@
 // path, query and header parameters, built from the valibot schemas the routes validate with.
 import { toJsonSchema } from '@valibot/to-json-schema'
 import { REJECT_REASONS } from '../contract/rejects.ts'
+import { UNREADABLE_LINE } from './rejects.ts'
 import type { GenericSchema } from 'valibot'
 import { SINK_REF } from './routes/sinks.ts'
 import { CreateTable, DocumentTable, IcebergTypeJson, NestedFieldJson, TABLE_PART } from './routes/tables.ts'
@@ -212,11 +213,11 @@ export const REJECTS_PAGE = object({
         batch_id: STRING,
         index: { ...orNull(INTEGER), description: 'The row’s place in the array the producer sent' },
         line: { ...INTEGER, description: 'Its line in the stored batch' },
-        reason: { enum: [...REJECT_REASONS] },
+        reason: { enum: [...REJECT_REASONS, UNREADABLE_LINE], description: `${UNREADABLE_LINE}: the file's line is not one the roller wrote (error names it)` },
         field: STRING,
         expected: STRING,
         got: STRING,
-        error: { ...STRING, description: 'A whole batch’s: why it was not read or written' },
+        error: { ...STRING, description: 'A whole batch’s: why it was not read or written; an unreadable line’s: where it is' },
         problems: { ...array(object(PROBLEM, ['field', 'expected', 'got'])), description: 'Every problem, when the row has more than one' },
         row: { description: 'The row exactly as sent (null when a whole batch was not read)' },
       },

@@ -3,9 +3,12 @@
 // row included byte for byte (contract/rejects.ts); only the roller's head is parsed, to filter.
 import * as v from 'valibot'
 import { rejectsKey, rejectsPrefix } from '../contract/bucket.ts'
-import { hasReason, rejectHead } from '../contract/rejects.ts'
+import { hasReason, readableLine, rejectHead } from '../contract/rejects.ts'
 import type { S3Client } from '../iceberg/io/s3.ts'
 import { decodeCursor as decode, encodeCursor as encode } from './cursor.ts'
+
+/** The reason of a stand-in for an unreadable line (the console shows it as such). */
+export const UNREADABLE_LINE = 'unreadable_line'
 
 /** Where the next page starts: a batch's rejects file, and the line in it. */
 export interface RejectsCursor {
@@ -53,6 +56,20 @@ async function* batchesFrom(bucket: S3Client, sinkId: string, q: RejectsQuery): 
 
 const utf8 = new TextDecoder()
 
+/**
+ * What stands for a line that is not one the roller wrote (a file cut short or overwritten): the page
+ * stays JSON, and the line's place, size and file are named so that someone can look at it.
+ */
+function unreadable(sinkId: string, batch: string, at: number, line: string): string {
+  return JSON.stringify({
+    batch_id: batch,
+    index: null,
+    reason: UNREADABLE_LINE,
+    error: `line ${at + 1} of ${rejectsKey(sinkId, batch)} (${new TextEncoder().encode(line).length} bytes) is not a rejects line the roller wrote: cut short or overwritten`,
+    row: null,
+  })
+}
+
 export async function readRejects(bucket: S3Client, sinkId: string, q: RejectsQuery): Promise<RejectsPage> {
   const lines: string[] = []
   let files = 0
@@ -65,11 +82,13 @@ export async function readRejects(bucket: S3Client, sinkId: string, q: RejectsQu
     const all = utf8.decode(got.body).split('\n')
     if (all.at(-1) === '') all.pop()
     for (let i = q.cursor?.batch === batch ? q.cursor.line : 0; i < all.length; i++) {
+      const whole = readableLine(all[i])
       if (q.reason !== undefined) {
-        const head = rejectHead(all[i])
+        // An unreadable line matches no reason: its head, even when it reads, is not to be trusted.
+        const head = whole ? rejectHead(all[i]) : null
         if (!head || !hasReason(head, q.reason)) continue
       }
-      lines.push(all[i])
+      lines.push(whole ? all[i] : unreadable(sinkId, batch, i, all[i]))
       if (lines.length === q.limit) return { lines, next: { batch, line: i + 1 } }
     }
     if (files >= FILES_PER_PAGE || bytes >= BYTES_PER_PAGE) return { lines, next: { batch, line: all.length } }

@@ -2,7 +2,7 @@
 // (contract/rejects.ts): every line the roller writes splits into its head and the producer's row,
 // whatever the row or the reported value holds.
 import { describe, expect, it } from 'vitest'
-import { hasReason, REJECT_REASONS, rejectHead } from '../../../contract/rejects.ts'
+import { hasReason, readableLine, REJECT_REASONS, rejectHead } from '../../../contract/rejects.ts'
 import { decodeCursor, encodeCursor } from '../../../edge/rejects.ts'
 import { rejectLine, wholeBatchLine, type RowReject } from '../../../roller/rejects.ts'
 
@@ -61,5 +61,16 @@ describe('the rejects cursor', () => {
   it('refuses anything a page did not give', () => {
     for (const text of ['%%%', btoa('[]'), btoa('{"batch":"","line":0}'), btoa('{"batch":"b","line":1.5}'), btoa('{"batch":"b","line":0,"x":1}')])
       expect(() => decodeCursor(text)).toThrow(/cursor/)
+  })
+})
+
+describe('readableLine', () => {
+  it('is true for every line the roller writes, whatever the row holds, and false for a line cut short, overwritten or with a row that is not JSON', () => {
+    const good = rejectLine('b', 0, 0, [{ reason: 'type_mismatch', field: 'x' }], '{"x":12345678901234567890123,"s":"}\\n"}')
+    expect(readableLine(good)).toBe(true)
+    expect(readableLine(wholeBatchLine('b', 'batch_unreadable', 'not UTF-8'))).toBe(true)
+    const head = good.slice(0, good.indexOf(',"row":'))
+    for (const bad of [good.slice(0, -1), good.slice(0, 20), '', 'garbage', `${head},"row":{"x":1,}}`, `${head},"row":{"x":01}}`, `${head},"row":}`])
+      expect(readableLine(bad), bad).toBe(false)
   })
 })
