@@ -372,8 +372,14 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         'Rotate the send key: a new one answered once; the previous keeps working retire_previous_after_seconds (default 86400, at most 604800; 0: retired now). Two keys live at most: an older previous one is retired',
       auth: 'api_key',
       level: 'write',
-      body: RotateSendKey,
-      statuses: { 201: 'The new key', 404: SINK_NOT_FOUND, 409: 'no_send_key: a sql or files sink has no send key' },
+      // Optional: no body at all takes the defaults (the console's button sends none).
+      requestBody: { required: false, content: { 'application/json': { schema: schema(RotateSendKey) } } },
+      statuses: {
+        ...BODY_ERRORS,
+        201: 'The new key',
+        404: SINK_NOT_FOUND,
+        409: 'no_send_key: a sql or files sink has no send key',
+      },
       answers: { 201: SEND_KEY_ROTATED },
     },
   },

@@ -1,7 +1,8 @@
 // The console as a person uses it (issue 16), in headless chromium: a wrong key is refused; the key
 // signs in and stays out of the URL; the overview shows the project's sinks and their lag; after a
 // roll the lag is gone, the roll is in the history, the rejected rows are there with their reasons,
-// the table shows its sample rows; a read key sees no actions; a write key acts after confirming.
+// the table shows its sample rows; a read key sees no actions; a write key acts after confirming,
+// rotates a send key (shown once) and retires the previous one.
 // Each page's screenshot is written (test/support/browser.ts) for the README.
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
@@ -230,6 +231,51 @@ describe('levels', () => {
     await page.waitForFunction((id) => document.querySelector('#sinks') && !document.querySelector(`tr[data-sink="${id}"]`), keyed.id)
     expect((await call(`/v1/sinks/${keyed.id}`, { key: owner.key })).body.state).toBe('deleted')
     expect(errorsOf(page)).toEqual([])
+  })
+})
+
+describe('rotating a send key', () => {
+  it('a write key rotates after confirming, sees the new key once, and retires the previous one', async () => {
+    const rotated = await newSink(owner.key, {
+      tableSpec: { warehouse: owner.warehouse, namespace: 'console_ui', columns: COLUMNS },
+      sink: { warehouse: owner.warehouse, roll_seconds: 3600 },
+    })
+    try {
+      const page = await tab()
+      await signIn(page, await newApiKey('write', owner.project))
+      await page.waitForSelector(`tr[data-sink="${rotated.id}"]`)
+      await go(page, `#/sinks/${rotated.id}`, '#actions')
+      const form = `#actions form[data-path="/v1/sinks/${rotated.id}/send-keys"]`
+      await page.fill(`${form} input[name=retire_previous_after_seconds]`, '600')
+      page.once('dialog', (d) => {
+        expect(d.message()).toContain(`Rotate the send key of ${rotated.name}?`)
+        void d.accept()
+      })
+      await page.click(`${form} button`)
+      await page.waitForSelector('#new-key:not([hidden]) code')
+      const key = (await page.textContent('#new-key code')) ?? ''
+      expect(key).toMatch(/^al_send_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/)
+      const retires = (await call(`/v1/sinks/${rotated.id}`, { key: owner.key })).body.previous_send_key_retires_at
+      expect(await page.textContent('#new-key p')).toContain(retires)
+      // Both keys work during the overlap.
+      expect((await send({ id: rotated.id, sendKey: key }, [{ x: 1 }])).status).toBe(202)
+      expect((await send(rotated, [{ x: 2 }])).status).toBe(202)
+
+      // The page shown again offers the retirement.
+      await go(page, '#/', `tr[data-sink="${rotated.id}"]`)
+      await go(page, `#/sinks/${rotated.id}`, `#actions form[data-path="/v1/sinks/${rotated.id}/send-keys/previous"]`)
+      page.once('dialog', (d) => void d.accept())
+      await page.click(`#actions form[data-path="/v1/sinks/${rotated.id}/send-keys/previous"] button`)
+      await page.waitForFunction(
+        (id) => document.querySelector('#actions') && !document.querySelector(`form[data-path="/v1/sinks/${id}/send-keys/previous"]`),
+        rotated.id,
+      )
+      expect((await send(rotated, [{ x: 3 }])).status).toBe(401)
+      expect((await send({ id: rotated.id, sendKey: key }, [{ x: 4 }])).status).toBe(202)
+      expect(errorsOf(page)).toEqual([])
+    } finally {
+      await call(`/v1/sinks/${rotated.id}`, { key: owner.key, method: 'DELETE' })
+    }
   })
 })
 
