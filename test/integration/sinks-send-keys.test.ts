@@ -12,7 +12,7 @@ import { lhbox } from '../support/cli.ts'
 import { ensureVenv } from '../support/python.ts'
 import { expectExactlyOnce, scan, warehouseId } from '../support/roller-check.ts'
 import { tickInProcess } from '../support/roller.ts'
-import { database, expect401, newProject, newSink, SEND_KEY_FORMAT, send, uid, type Sink } from '../support/sinks.ts'
+import { database, expect401, feedSinksDeletedAfter, newProject, newSink, SEND_KEY_FORMAT, send, uid, type Sink } from '../support/sinks.ts'
 import { call, expectError, newApiKey, stack, type Answer } from '../support/stack.ts'
 
 const rotate = (sink: { id: string }, body?: unknown, key = stack().adminKey): Promise<Answer> =>
@@ -154,6 +154,17 @@ describe('who may rotate, and what', () => {
     const byName = await call(`/v1/sinks/${sink.name}/send-keys`, { method: 'POST', key: write })
     expect(byName.status).toBe(201)
     expect((await sendWith(sink, byName.body.send_key, 1)).status).toBe(202)
+  })
+
+  const feedSink = feedSinksDeletedAfter(afterAll)
+  it('a files sink has no send key to rotate or retire (409 no_send_key)', async () => {
+    const files = await newSink(stack().adminKey, {
+      tableSpec: { columns: [{ name: 'path', type: 'string', required: true }] },
+      sink: { files: { prefix: `nokey-${uid()}/`, every_seconds: 600 } },
+    })
+    feedSink(files.id)
+    expectError(await rotate(files, {}), 409, 'no_send_key')
+    expectError(await retire(files), 409, 'no_send_key')
   })
 
   it('refuses bad bodies with 400 (415 for another type); no body takes the defaults', async () => {
