@@ -405,8 +405,11 @@ async function finishRoll(
   const keyOf = new Map(checked.map((b) => [b.batchId, b.key]))
   for (const c of commits) {
     // One DeleteObjects request (a roll names at most 1,000 batches): a store may apply it in part,
-    // which step 2 repairs like any other crash between the commit and the deletes.
-    await ctx.bucket.deleteMany(c.batchIds.map((id) => keyOf.get(id) ?? batchKey(sink.id, id)))
+    // which step 2 repairs like any other crash between the commit and the deletes. The rows are in
+    // the table, so the roll ends (the sink shows no error); the next roll settles the rest.
+    await ctx.bucket.deleteMany(c.batchIds.map((id) => keyOf.get(id) ?? batchKey(sink.id, id))).catch((err) => {
+      throw new EndTick(`committed (snapshot ${c.snapshotId ?? 'none'}); deleting its batches failed: ${(err as Error).message}; the next roll settles them`, err)
+    })
     await ctx.checkpoint('batch-delete')
   }
   const rows = checked.reduce((n, b) => n + b.rows, 0)

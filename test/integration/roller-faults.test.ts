@@ -93,6 +93,10 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
     const first = await tick(sink)
     expect(first.code).toBe(1) // committed, then its step-7 delete failed: no report
     expect(batchDeletes.matched).toBeGreaterThan(0)
+    // Ended, not failed: the rows are in, and the sink shows no roll error.
+    expect(logged(first, /^tick ended; the sink waits for the next one committed \(snapshot \d+\); deleting its batches failed/)).toHaveLength(1)
+    expect(logged(first, /^roll failed/)).toEqual([])
+    expect((await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body.last_error ?? null).toBeNull()
     let s = await scan(sink.catalog, sink.table)
     expectExactlyOnce(s, [1, 2, 3, 4])
     expect(sinkSnapshots(s, sink.id)).toHaveLength(1)

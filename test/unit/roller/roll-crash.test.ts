@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { currentSnapshot } from '../../../iceberg/spec/metadata.ts'
 import { S3Error } from '../../../iceberg/io/s3.ts'
 import { batchKey } from '../../../contract/bucket.ts'
+import { EndTick } from '../../../roller/intake.ts'
 import { consumedOf, Crash, leftovers, markersOf, rejectsOf, rollOnce, send, SINK, snapshots, tableRows, world, type World } from './harness.ts'
 
 const BATCHES = ['c1', 'c2', 'c3']
@@ -85,12 +86,16 @@ describe('stopped at a step boundary, then rolled again', () => {
     await expectExactlyOnce(w)
   })
 
-  it('a DeleteObjects the store applies in part fails the roll; the next roll repairs the rest', async () => {
+  it('a DeleteObjects the store applies in part ends the roll (committed, not failed); the next roll repairs the rest', async () => {
     const w = await threeBatches()
     w.bucket.fault = (op, key) => {
       if (op === 'deleteMany' && key !== batchKey(SINK, 'c2')) throw new S3Error(500, 'InternalError', 'not deleted')
     }
-    await expect(rollOnce(w)).rejects.toThrow(S3Error)
+    const ended = await rollOnce(w).catch((e) => e)
+    // Ended, not failed: the rows are in the table, and a failure would show as the sink's error.
+    expect(ended).toBeInstanceOf(EndTick)
+    expect(ended.message).toMatch(/^committed \(snapshot \d+\); deleting its batches failed: DELETE .*InternalError; the next roll settles them$/)
+    expect(ended.cause).toBeInstanceOf(S3Error)
     w.bucket.fault = null
     expect(leftovers(w).intake).toEqual(['c1', 'c3'])
     expect(leftovers(w).markers).toHaveLength(1)
