@@ -527,7 +527,17 @@ export function openApiDocument() {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'lhbox ingest sinks', version: '1' },
+    info: {
+      title: 'lhbox ingest sinks',
+      version: '1',
+      // The REST catalog's routes have a document of their own (and its ErrorModel, not this envelope).
+      description:
+        'The Iceberg REST catalog at /iceberg/v1 (config, oauth/tokens, namespaces, tables) is not listed here: it follows Apache Iceberg’s REST OpenAPI document, linked in externalDocs.',
+    },
+    externalDocs: {
+      description: 'Apache Iceberg REST catalog OpenAPI (served at /iceberg for SQL-catalog warehouses)',
+      url: 'https://github.com/apache/iceberg/blob/main/open-api/rest-catalog-open-api.yaml',
+    },
     paths,
     components: {
       schemas: { ...COMPONENTS, Error: ENVELOPE },
