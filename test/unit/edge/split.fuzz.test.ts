@@ -1,5 +1,5 @@
-// Differential property tests of the intake (issue 15, "Fuzzing"): for any byte string, the edge's
-// array splitter, JSON.parse (the reference: a strict UTF-8 decode, then ECMAScript's JSON) and the
+// Differential property tests of the intake (issue 15, "Fuzzing"; the NDJSON framing, issue 30):
+// for any byte string, the edge's array splitter, JSON.parse (the reference: a strict UTF-8 decode, then ECMAScript's JSON) and the
 // roller's line parser agree on the elements, in order, or the edge refuses with a 400 and, for
 // malformed JSON, the offset of a byte of the body. Bounded here (FUZZ_RUNS, default 300 per
 // property); `npm run fuzz -- --runs N` runs them longer.
@@ -214,6 +214,89 @@ describe('the splitter against JSON.parse and the roller’s parser', () => {
         expect(refused).toBe(levels > MAX_DEPTH)
       }),
       { ...params, numRuns: Math.min(RUNS, 50) },
+    )
+  })
+})
+
+// ---- the NDJSON framing -----------------------------------------------------------------------------
+
+/** The reference for NDJSON: a strict UTF-8 decode, the lines split on LF, blank ones dropped, each JSON.parse'd. */
+function referenceLines(bytes: Uint8Array): unknown[] | null {
+  let text: string
+  try {
+    text = strictUtf8.decode(bytes)
+  } catch {
+    return null
+  }
+  try {
+    return text
+      .split('\n')
+      .filter((line) => !/^[ \t\r]*$/.test(line))
+      .map((line) => JSON.parse(line))
+  } catch {
+    return null
+  }
+}
+
+/** splitBatch(bytes, 'lines') against the reference: the same elements in order, or a 400 only where it refuses (or nests too deep). */
+function checkLines(bytes: Uint8Array): void {
+  const ref = referenceLines(bytes)
+  let batch: ReturnType<typeof splitBatch>
+  try {
+    batch = splitBatch(bytes, 'lines')
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err
+    expect([err.status, err.code]).toEqual([400, 'malformed_json'])
+    const offset = (err.details as { offset: number }).offset
+    expect(Number.isInteger(offset) && offset >= 0 && offset <= bytes.length).toBe(true)
+    if (ref) expect(depth(ref)).toBeGreaterThan(MAX_DEPTH)
+    return
+  }
+  if (!ref) throw new Error(`the edge took NDJSON the reference refuses: ${JSON.stringify(new TextDecoder().decode(bytes))}`)
+  const text = new TextDecoder().decode(batch.ndjson)
+  const lines = text === '' ? [] : text.slice(0, -1).split('\n')
+  expect(lines.map((l) => JSON.parse(l))).toEqual(ref)
+  const notObjects = ref.flatMap((e, i) => (isObject(e) ? [] : [i]))
+  expect(batch.reasons).toEqual(notObjects.map((index) => ({ index, reason: 'not_an_object' })))
+}
+
+/** Elements on one line each: a line break in valueText's text is whitespace (never inside a string), folded to a space. */
+const lineElements = fc.array(
+  fc.tuple(
+    fc.oneof({ weight: 4, arbitrary: valueText(4).filter((t) => t.startsWith('{')) }, valueText(3)).map((t) => t.replace(/\r?\n/g, ' ')),
+    fc.constantFrom('\n', '\r\n', '\n\n', ' \n\t\n'),
+  ),
+  { maxLength: 6 },
+)
+
+/** NDJSON of those elements, with blank lines, CRLF, a BOM and no final newline at times; and the same elements as an array. */
+const linesAndArray = fc.tuple(fc.boolean(), lineElements, fc.boolean()).map(([bom, items, last]) => {
+  const body = items.map(([v, sep]) => v + sep).join('')
+  return { lines: `${bom ? '\uFEFF' : ''}${last ? body : body.replace(/\s+$/, '')}`, array: `[${items.map(([v]) => v).join(',')}]` }
+})
+const linesBody = linesAndArray.map((b) => b.lines)
+
+describe('the NDJSON framing against JSON.parse per line', () => {
+  it('splits every valid NDJSON body as the array framing splits the same elements', () => {
+    fc.assert(
+      fc.property(linesAndArray, ({ lines, array }) => {
+        expect(referenceLines(enc(lines))).not.toBeNull()
+        checkLines(enc(lines))
+        expect(splitBatch(enc(lines), 'lines')).toEqual(splitBatch(enc(array)))
+      }),
+      params,
+    )
+  })
+
+  it('agrees on any edit of a valid body, and on arbitrary bytes, or refuses with a 400 and an offset', () => {
+    const mutatedLines = fc.tuple(linesBody.map(enc), fc.nat(), fc.constantFrom(...INTERESTING)).map(([b, at, byte]) => {
+      const out = Array.from(b)
+      out.splice(b.length === 0 ? 0 : at % (b.length + 1), 0, byte)
+      return new Uint8Array(out)
+    })
+    fc.assert(
+      fc.property(fc.oneof(mutatedLines, fc.uint8Array({ maxLength: 256 })), (bytes) => checkLines(bytes)),
+      params,
     )
   })
 })
