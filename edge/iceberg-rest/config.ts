@@ -25,6 +25,7 @@ const ENDPOINTS = [
   `DELETE ${P}/namespaces/{namespace}/tables/{table}`,
   `POST ${P}/namespaces/{namespace}/tables/{table}/metrics`,
   `POST ${P}/tables/rename`,
+  `POST ${P}/transactions/commit`,
 ]
 
 export async function config(c: Context<AppEnv>) {

@@ -9,7 +9,7 @@ import { config } from './config.ts'
 import { errorModel, IcebergError, icebergFailure } from './errors.ts'
 import { oauthToken } from './oauth.ts'
 import { createNamespace, dropNamespace, listNamespaces, loadNamespace, updateNamespaceProperties } from './namespaces.ts'
-import { commitTable, createTable, dropTable, listTables, loadTable, renameTable, reportMetrics } from './tables.ts'
+import { commitTable, commitTransaction, createTable, dropTable, listTables, loadTable, renameTable, reportMetrics } from './tables.ts'
 
 const NS = '/v1/:prefix/namespaces/:namespace'
 
@@ -29,6 +29,7 @@ const routes = new Hono<AppEnv>()
   .delete(`${NS}/tables/:table`, dropTable)
   .post(`${NS}/tables/:table/metrics`, reportMetrics)
   .post('/v1/:prefix/tables/rename', renameTable)
+  .post('/v1/:prefix/transactions/commit', commitTransaction)
 
 const METHODS = ['GET', 'POST', 'DELETE'] as const
 

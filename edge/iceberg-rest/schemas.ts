@@ -177,6 +177,16 @@ export const CommitTableRequest = v.object({
   updates: v.array(Update),
 })
 
+/** transactions/commit: every change names its table; one table once. */
+export const CommitTransactionRequest = v.object({
+  'table-changes': v.pipe(
+    v.array(v.object({ ...CommitTableRequest.entries, identifier: TableIdentifierJson })),
+    v.minLength(1, 'at least one table change'),
+    v.maxLength(100, 'at most 100 table changes'),
+    v.check((c) => new Set(c.map((x) => [...x.identifier.namespace, x.identifier.name].join('\x1f'))).size === c.length, 'a table appears twice'),
+  ),
+})
+
 export const RenameTableRequest = v.object({ source: TableIdentifierJson, destination: TableIdentifierJson })
 
 /** The parsed commit in the catalog's own vocabulary (the shapes above are checked member by member). */

@@ -11,12 +11,13 @@ import { bindSpec, PartitionSpecError } from '../../iceberg/spec/partition.ts'
 import { schemaProblem } from '../../iceberg/spec/schema.ts'
 import { transformProblem } from '../../iceberg/spec/transforms.ts'
 import type { NestedField } from '../../iceberg/spec/types.ts'
+import type { TableUpdate } from '../../iceberg/spec/updates.ts'
 import type { AppEnv } from '../env.ts'
 import { need } from './auth.ts'
 import { answer, readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { namespaceParam } from './namespaces.ts'
-import { CommitTableRequest, commitOf, CreateTableRequest, RenameTableRequest } from './schemas.ts'
+import { CommitTableRequest, CommitTransactionRequest, commitOf, CreateTableRequest, RenameTableRequest } from './schemas.ts'
 import { catalogAt } from './warehouse.ts'
 
 const named = (id: TableIdentifier) => [...id.namespace, id.name].join('.')
@@ -45,6 +46,17 @@ function checkMetadata(m: TableMetadata): void {
   for (const b of bindSpec(defaultSpec(m), currentSchema(m))) {
     const problem = transformProblem(b.transform, b.sourceType)
     if (problem) throw new PartitionSpecError(`partition field ${b.field.name}: ${problem}`)
+  }
+}
+
+/** What the catalog would write as given: locations in the warehouse, known column types. */
+function checkUpdates(catalog: SqlCatalog, updates: TableUpdate[]): void {
+  for (const u of updates) {
+    if (u.action === 'set-location') checkLocation(catalog, u.location)
+    if (u.action === 'add-schema') {
+      const problem = schemaProblem(u.schema.fields, 3)
+      if (problem) throw badRequest(`add-schema: ${problem}`)
+    }
   }
 }
 
@@ -123,15 +135,24 @@ export async function commitTable(c: Context<AppEnv>) {
   if (body.identifier && named(body.identifier) !== named(id)) throw badRequest(`the body names ${named(body.identifier)}, the path ${named(id)}`)
   const { requirements, updates } = commitOf(body)
   const catalog = await catalogAt(c)
-  for (const u of updates) {
-    if (u.action === 'set-location') checkLocation(catalog, u.location)
-    if (u.action === 'add-schema') {
-      const problem = schemaProblem(u.schema.fields, 3)
-      if (problem) throw badRequest(`add-schema: ${problem}`)
-    }
-  }
+  checkUpdates(catalog, updates)
   const table = await catalog.commitRequest(id, requirements, updates)
   return answer(c, { 'metadata-location': table.metadataLocation, metadata: table.metadata })
+}
+
+/** CommitTransactionRequest: every table's change or none, in one Postgres transaction (204). */
+export async function commitTransaction(c: Context<AppEnv>) {
+  need(c, 'write')
+  const body = await readBody(c, CommitTransactionRequest)
+  const catalog = await catalogAt(c)
+  const changes = body['table-changes'].map((change) => {
+    const { requirements, updates } = commitOf(change)
+    if (requirements.some((r) => r.type === 'assert-create')) throw badRequest('a transaction commits to existing tables: create a table on its own')
+    checkUpdates(catalog, updates)
+    return { id: change.identifier, requirements, updates }
+  })
+  await catalog.commitTransaction(changes)
+  return c.body(null, 204)
 }
 
 /** Drops the table from the catalog (204); its files stay, purgeRequested or not. */

@@ -233,6 +233,61 @@ export class SqlCatalog implements Catalog {
   }
 
   /**
+   * Commits to several tables at once, all or none (the REST catalog's transactions/commit): each
+   * change's requirements are checked on its table's current metadata, its updates applied and its
+   * metadata file written; then every row is swapped inside one Postgres transaction, rolled back
+   * when any row moved (CommitConflict, nothing committed). Needs a client that is one session (the
+   * edge's per-request connection), not a pool: BEGIN and COMMIT must reach the same connection.
+   */
+  async commitTransaction(changes: Array<{ id: TableIdentifier; requirements: TableRequirement[]; updates: TableUpdate[] }>): Promise<void> {
+    const planned = await Promise.all(
+      changes.map(async ({ id, requirements, updates }) => {
+        const current = await this.loadTable(id)
+        const failure = requirementFailure(current.metadata, requirements)
+        if (failure) throw new CommitConflict(`${ns(id.namespace)}.${id.name}: ${failure}`)
+        let next: TableMetadata
+        try {
+          next = applyUpdates(current.metadata, updates, { previousMetadataLocation: current.metadataLocation })
+        } catch (err) {
+          throw new InvalidUpdate(`${ns(id.namespace)}.${id.name}: cannot apply the updates: ${(err as Error).message}`)
+        }
+        return { id, current, next, location: metadataFileLocation(next.location, metadataVersion(current.metadataLocation) + 1) }
+      }),
+    )
+    await Promise.all(planned.map((p) => this.opts.io.write(p.location, serializeMetadata(p.next), 'application/json')))
+    const discard = () => this.opts.io.delete(planned.map((p) => p.location)).catch(() => undefined)
+    let moved: TableIdentifier | undefined
+    let committing = false
+    try {
+      await this.opts.sql.query('begin')
+      for (const p of planned) {
+        const res = await this.opts.sql.query(
+          `update iceberg_tables set metadata_location = $4, previous_metadata_location = $5
+           where catalog_name = $1 and table_namespace = $2 and table_name = $3 and metadata_location = $5`,
+          [this.name, ns(p.id.namespace), p.id.name, p.location, p.current.metadataLocation],
+        )
+        if (res.rowCount !== 1) {
+          moved = p.id
+          break
+        }
+      }
+      committing = !moved
+      await this.opts.sql.query(moved ? 'rollback' : 'commit')
+    } catch (err) {
+      await this.opts.sql.query('rollback').catch(() => undefined)
+      // A COMMIT that did not answer may or may not have committed; any earlier failure committed nothing.
+      if (committing) throw new CommitStateUnknown(`transaction over ${planned.length} tables unknown: ${(err as Error).message}`)
+      await discard()
+      throw err
+    }
+    if (moved) {
+      await discard()
+      throw new CommitConflict(`${ns(moved.namespace)}.${moved.name} changed during the commit`)
+    }
+    for (const p of planned) this.opts.cache?.set(p.location, p.next)
+  }
+
+  /**
    * Writes the metadata of `updates` on `current` (beside the writes still `ready`-ing), then swaps
    * the row from current's location to it. Null when the row had moved (the new file deleted).
    */

@@ -229,6 +229,44 @@ describe('namespaces and tables through PyIceberg', () => {
     ])
   })
 
+  it('commits a transaction over two tables all or none (transactions/commit)', async () => {
+    const space = `${ns}_tx`
+    await py({ token: writeKey }, 'create-namespace', space)
+    for (const t of ['a', 'b']) await py({ token: writeKey }, 'create-table', `${space}.${t}`, '--schema', SCHEMA)
+    const tableUrl = (t: string) => `/${prefix}/namespaces/${space}/tables/${t}`
+    const uuid = async (t: string) => (await rest(tableUrl(t), { key: readKey })).body.metadata['table-uuid']
+    const change = (t: string, id: string, value: string) => ({
+      identifier: { namespace: [space], name: t },
+      requirements: [{ type: 'assert-table-uuid', uuid: id }],
+      updates: [{ action: 'set-properties', updates: { step: value } }],
+    })
+    const [ua, ub] = [await uuid('a'), await uuid('b')]
+    const ok = await rest(`/${prefix}/transactions/commit`, { key: writeKey, json: { 'table-changes': [change('a', ua, 'one'), change('b', ub, 'one')] } })
+    expect(ok.status, ok.text).toBe(204)
+    const step = async (t: string) => (await rest(tableUrl(t), { key: readKey })).body.metadata.properties.step
+    expect([await step('a'), await step('b')]).toEqual(['one', 'one'])
+    // The second change's requirement fails: the first is not committed either.
+    const wrongUuid = '00000000-0000-0000-0000-000000000000'
+    const refused = await rest(`/${prefix}/transactions/commit`, {
+      key: writeKey,
+      json: { 'table-changes': [change('a', ua, 'two'), change('b', wrongUuid, 'two')] },
+    })
+    expectModel(refused, 409, 'CommitFailedException')
+    expect([await step('a'), await step('b')]).toEqual(['one', 'one'])
+    expectModel(await rest(`/${prefix}/transactions/commit`, { key: readKey, json: { 'table-changes': [change('a', ua, 'x')] } }), 403, 'ForbiddenException')
+    expectModel(await rest(`/${prefix}/transactions/commit`, { key: writeKey, json: { 'table-changes': [] } }), 400, 'BadRequestException')
+    expectModel(
+      await rest(`/${prefix}/transactions/commit`, { key: writeKey, json: { 'table-changes': [change('a', ua, 'x'), change('a', ua, 'y')] } }),
+      400,
+      'BadRequestException',
+    )
+    expectModel(
+      await rest(`/${prefix}/transactions/commit`, { key: writeKey, json: { 'table-changes': [change('nothing', ua, 'x')] } }),
+      404,
+      'NoSuchTableException',
+    )
+  })
+
   it('reads a table the roller wrote, with its sink’s snapshot summary', async () => {
     const sink = await newSink(project.key, { tableSpec: { warehouse: project.warehouse }, sink: { warehouse: project.warehouse } })
     const sent = await send(sink, [
