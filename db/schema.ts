@@ -221,3 +221,21 @@ export const icebergNamespaceProperties = pgTable(
   },
   (t) => [primaryKey({ columns: [t.catalogName, t.namespace, t.propertyKey] })],
 )
+
+// The Iceberg REST catalog's Idempotency-Key (edge/iceberg-rest/idempotency.ts): a mutation's key per
+// project, what the request was (method, path and body, hashed), and once final its answer, replayed
+// to a retry with the same key. status is null while the first request runs. Pruned after a day.
+export const icebergIdempotency = pgTable(
+  'iceberg_idempotency',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
+    key: text('key').notNull(),
+    requestSha256: text('request_sha256').notNull(),
+    status: integer('status'),
+    response: text('response'),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.key] }), index('iceberg_idempotency_created').on(t.createdAt)],
+)
