@@ -1,10 +1,12 @@
 // GET /iceberg/v1/config?warehouse=<name>: the catalog's settings for one of the caller's warehouses.
 // overrides: the path prefix (the warehouse's id) and the store engines read and write the tables in
 // (endpoint, region, path-style addressing); their own S3 keys stay theirs (no vended credentials yet).
-// endpoints: what this server serves, so that clients check before they call.
+// endpoints: what this server serves, so that clients check before they call; idempotency-key-lifetime:
+// that mutations take an Idempotency-Key.
 import type { Context } from 'hono'
 import type { AppEnv } from '../env.ts'
 import { badRequest } from './errors.ts'
+import { IDEMPOTENCY_LIFETIME } from './idempotency.ts'
 import { warehouseOf } from './warehouse.ts'
 
 const P = '/v1/{prefix}'
@@ -42,5 +44,7 @@ export async function config(c: Context<AppEnv>) {
       's3.path-style-access': 'true',
     },
     endpoints: ENDPOINTS,
+    // Mutations take the spec's Idempotency-Key (idempotency.ts).
+    'idempotency-key-lifetime': IDEMPOTENCY_LIFETIME,
   })
 }

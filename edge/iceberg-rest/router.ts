@@ -7,6 +7,7 @@ import type { AppEnv } from '../env.ts'
 import { catalogAuth } from './auth.ts'
 import { config } from './config.ts'
 import { errorModel, IcebergError, icebergFailure } from './errors.ts'
+import { idempotent } from './idempotency.ts'
 import { oauthToken } from './oauth.ts'
 import { createNamespace, dropNamespace, listNamespaces, loadNamespace, updateNamespaceProperties } from './namespaces.ts'
 import { commitTable, commitTransaction, createTable, dropTable, listTables, loadTable, renameTable, reportMetrics } from './tables.ts'
@@ -16,6 +17,7 @@ const NS = '/v1/:prefix/namespaces/:namespace'
 const routes = new Hono<AppEnv>()
   .post('/v1/oauth/tokens', oauthToken)
   .use('/v1/*', catalogAuth)
+  .use('/v1/:prefix/*', idempotent)
   .get('/v1/config', config)
   .get('/v1/:prefix/namespaces', listNamespaces)
   .post('/v1/:prefix/namespaces', createNamespace)

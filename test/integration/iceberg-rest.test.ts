@@ -267,6 +267,50 @@ describe('namespaces and tables through PyIceberg', () => {
     )
   })
 
+  it('replays a mutation retried with its Idempotency-Key, with no second effect', async () => {
+    const config = await rest(`/config?warehouse=${project.warehouse}`, { key: readKey })
+    expect(config.body['idempotency-key-lifetime']).toBe('PT30M')
+    const space = `${ns}_idem`
+    const once = (key: string) => ({ 'idempotency-key': key })
+    const k1 = crypto.randomUUID()
+    const created = await rest(`/${prefix}/namespaces`, { key: writeKey, json: { namespace: [space] }, headers: once(k1) })
+    expect(created.status, created.text).toBe(200)
+    const again = await rest(`/${prefix}/namespaces`, { key: writeKey, json: { namespace: [space] }, headers: once(k1) })
+    expect({ status: again.status, text: again.text }).toEqual({ status: 200, text: created.text })
+    // The same key for another request: 422; a new key for the same request: it runs (409, it exists).
+    expectModel(
+      await rest(`/${prefix}/namespaces`, { key: writeKey, json: { namespace: [`${space}_2`] }, headers: once(k1) }),
+      422,
+      'UnprocessableEntityException',
+    )
+    expectModel(
+      await rest(`/${prefix}/namespaces`, { key: writeKey, json: { namespace: [space] }, headers: once(crypto.randomUUID()) }),
+      409,
+      'AlreadyExistsException',
+    )
+
+    await py({ token: writeKey }, 'create-table', `${space}.t`, '--schema', SCHEMA)
+    const tableUrl = `/${prefix}/namespaces/${space}/tables/t`
+    const commit = { requirements: [], updates: [{ action: 'set-properties', updates: { once: 'yes' } }] }
+    const k2 = crypto.randomUUID()
+    const first = await rest(tableUrl, { key: writeKey, json: commit, headers: once(k2) })
+    expect(first.status, first.text).toBe(200)
+    const retried = await rest(tableUrl, { key: writeKey, json: commit, headers: once(k2) })
+    expect(retried.text).toBe(first.text)
+    const now = await rest(tableUrl, { key: readKey })
+    expect(now.body['metadata-location']).toBe(first.body['metadata-location'])
+    expect(now.body.metadata['metadata-log']).toHaveLength(1)
+
+    // A final 4xx is replayed too; a malformed key is refused.
+    const k3 = crypto.randomUUID()
+    expectModel(await rest(`${tableUrl}/../nothing`, { key: writeKey, method: 'DELETE', headers: once(k3) }), 404, 'NoSuchTableException')
+    expectModel(await rest(`${tableUrl}/../nothing`, { key: writeKey, method: 'DELETE', headers: once(k3) }), 404, 'NoSuchTableException')
+    const k4 = crypto.randomUUID()
+    expect((await rest(tableUrl, { key: writeKey, method: 'DELETE', headers: once(k4) })).status).toBe(204)
+    expect((await rest(tableUrl, { key: writeKey, method: 'DELETE', headers: once(k4) })).status).toBe(204)
+    expectModel(await rest(tableUrl, { key: writeKey, method: 'DELETE', headers: once('not-a-uuid') }), 400, 'BadRequestException')
+  })
+
   it('reads a table the roller wrote, with its sink’s snapshot summary', async () => {
     const sink = await newSink(project.key, { tableSpec: { warehouse: project.warehouse }, sink: { warehouse: project.warehouse } })
     const sent = await send(sink, [
