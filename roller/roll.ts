@@ -408,7 +408,10 @@ async function finishRoll(
     // which step 2 repairs like any other crash between the commit and the deletes. The rows are in
     // the table, so the roll ends (the sink shows no error); the next roll settles the rest.
     await ctx.bucket.deleteMany(c.batchIds.map((id) => keyOf.get(id) ?? batchKey(sink.id, id))).catch((err) => {
-      throw new EndTick(`committed (snapshot ${c.snapshotId ?? 'none'}); deleting its batches failed: ${(err as Error).message}; the next roll settles them`, err)
+      throw new EndTick(
+        `committed (snapshot ${c.snapshotId ?? 'none'}); deleting its batches failed: ${(err as Error).message}; the next roll settles them`,
+        err,
+      )
     })
     await ctx.checkpoint('batch-delete')
   }
