@@ -204,6 +204,22 @@ describe('namespaces and tables through PyIceberg', () => {
     expect((await py({ token: writeKey }, 'drop-namespace', ns)).error).toBeUndefined()
   })
 
+  it('keeps nested namespaces apart by level (%1F in paths, the unit separator in parent=)', async () => {
+    const top = `${ns}_nest`
+    for (const namespace of [[top], [top, 'inner'], [top, 'inner', 'deep']]) {
+      const a = await rest(`/${prefix}/namespaces`, { key: writeKey, json: { namespace } })
+      expect(a.status, a.text).toBe(200)
+    }
+    const children = await rest(`/${prefix}/namespaces?parent=${encodeURIComponent(`${top}\x1finner`)}`, { key: readKey })
+    expect(children.body).toEqual({ namespaces: [[top, 'inner', 'deep']] })
+    expect((await rest(`/${prefix}/namespaces/${top}%1Finner`, { key: readKey })).body).toEqual({ namespace: [top, 'inner'], properties: { exists: 'true' } })
+    expect((await py({ token: readKey }, 'namespaces', top)).result.namespaces).toEqual([[top, 'inner']])
+    expectModel(await rest(`/${prefix}/namespaces/${top}%1Finner`, { key: writeKey, method: 'DELETE' }), 409, 'NamespaceNotEmptyException')
+    expect((await rest(`/${prefix}/namespaces/${top}%1Finner%1Fdeep`, { key: writeKey, method: 'DELETE' })).status).toBe(204)
+    expect((await rest(`/${prefix}/namespaces/${top}%1Finner`, { key: writeKey, method: 'DELETE' })).status).toBe(204)
+    expect((await rest(`/${prefix}/namespaces/${top}%1Finner`, { key: readKey, method: 'HEAD' })).status).toBe(404)
+  })
+
   it('commits a staged create (stage-create, then assert-create with its first append)', async () => {
     const space = `${ns}_staged`
     await py({ token: writeKey }, 'create-namespace', space)
