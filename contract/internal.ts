@@ -36,6 +36,24 @@ export const SinksQuery = v.object({
   warehouses: v.optional(v.pipe(v.string(), v.maxLength(2000), v.regex(/^[\w-]+(?:,[\w-]+)*$/, 'warehouses are ids, comma-separated'))),
 })
 
+/**
+ * POST /internal/sinks/{id}/batches: a feed's run stored its batch (one PUT, as the edge stores a
+ * producer's): the ledger holds it pending, so lag and the lease see it until the roll commits it.
+ * Only the roller holding the sink's lease may record one.
+ */
+export const FeedBatch = v.object({
+  roller: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
+  batch_id: v.pipe(v.string(), v.regex(BATCH_ID)),
+  body_sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
+  bytes: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  rows: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  /** The batch's arrival time as stored with it (x-amz-meta-received, microseconds). */
+  received_at: v.pipe(v.string(), v.isoTimestamp()),
+})
+export type FeedBatch = v.InferOutput<typeof FeedBatch>
+export const FeedBatchRecorded = v.object({ recorded: v.boolean() })
+export type FeedBatchRecorded = v.InferOutput<typeof FeedBatchRecorded>
+
 /** POST /internal/leases: renew the leases a roller's rolls still need; `renewed` are those it still holds. */
 export const LeaseRenewal = v.object({
   roller: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),

@@ -6,6 +6,8 @@ import type { GenericSchema } from 'valibot'
 import { Hono } from 'hono'
 import type { AppEnv } from './env.ts'
 import {
+  FeedBatch,
+  FeedBatchRecorded,
   LagList,
   LeaseRenewal,
   LeaseRenewed,
@@ -443,6 +445,16 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       body: LeaseRenewal,
       statuses: { 200: 'Renewed' },
       answers: { 200: schema(LeaseRenewed) },
+    },
+  },
+  '/internal/sinks/{sink_id}/batches': {
+    post: {
+      summary: 'A feed run’s stored batch, pending in the ledger (lag shows it); only the lease holder may record one',
+      auth: 'bootstrap',
+      path: { sink_id: { type: 'string' } },
+      body: FeedBatch,
+      statuses: { 200: 'Recorded (false: the ledger had it)', 409: 'lease_lost: the sink is not leased by this roller' },
+      answers: { 200: schema(FeedBatchRecorded) },
     },
   },
   '/internal/sinks/{sink_id}/roll': {

@@ -1,6 +1,6 @@
 // The ledger as the roller sees it: which sinks are due (the roll policy over the ledger's lag),
 // leases (FOR UPDATE SKIP LOCKED, so several rollers share the sinks), and the roll reports.
-import type { LeasePurpose, RollReportBody } from '../contract/internal.ts'
+import type { FeedBatch, LeasePurpose, RollReportBody } from '../contract/internal.ts'
 import type { EdgeDb } from '../db/edge.ts'
 import type { WarehouseCore } from './catalogs.ts'
 import { iso, LAG, OVERDUE, pendingBySink } from './ledger-sql.ts'
@@ -140,6 +140,24 @@ export async function renewLeases(db: EdgeDb, o: { roller: string; leaseSeconds:
     [o.roller, o.leaseSeconds, o.sinkIds],
   )
   return rows.map((r: { id: string }) => r.id)
+}
+
+/**
+ * A feed run's stored batch, pending in the ledger (FeedBatch). Null when the sink is not leased by
+ * `roller` (gone, deleted, or taken over); false when the ledger holds the id already (a run retried).
+ */
+export async function recordFeedBatch(db: EdgeDb, sinkId: string, b: FeedBatch): Promise<boolean | null> {
+  const { rows } = await db.$client.query(
+    `with sink as (select id from sinks where id = $1 and lease_owner = $2 and state <> 'deleted'),
+     added as (
+       insert into batches (sink_id, batch_id, body_sha256, bytes, rows, received_at, state)
+       select id, $3, $4, $5, $6, $7::timestamptz, 'pending' from sink
+       on conflict (sink_id, batch_id) do nothing
+       returning batch_id)
+     select (select count(*) from sink)::int as leased, (select count(*) from added)::int as added`,
+    [sinkId, b.roller, b.batch_id, b.body_sha256, b.bytes, b.rows, b.received_at],
+  )
+  return rows[0].leased === 0 ? null : rows[0].added === 1
 }
 
 /**

@@ -5,6 +5,8 @@ import { request } from 'undici'
 import * as v from 'valibot'
 import {
   LagList,
+  type FeedBatch,
+  FeedBatchRecorded,
   type LeaseRenewal,
   LeaseRenewed,
   MeasureList,
@@ -64,6 +66,11 @@ export class EdgeApi {
     if (opts.leasedBefore) query.leased_before = opts.leasedBefore
     if (this.config.warehouseIds.length) query.warehouses = this.config.warehouseIds.join(',')
     return await this.request(SinkList, 'GET', `/internal/sinks?${new URLSearchParams(query)}`)
+  }
+
+  /** Records a feed run's stored batch in the ledger (pending), so lag shows it until the roll commits it. */
+  async recordFeedBatch(sinkId: string, batch: Omit<FeedBatch, 'roller'>): Promise<void> {
+    await this.request(FeedBatchRecorded, 'POST', `/internal/sinks/${encodeURIComponent(sinkId)}/batches`, { roller: this.config.rollerId, ...batch })
   }
 
   /** Renews this roller's leases of `sinkIds`; answers the ids it still holds (a lease another roller took is not among them). */

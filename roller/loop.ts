@@ -147,7 +147,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       const rollRun = async () => {
         rolled = await roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed` })
       }
-      run = await runFeed(due, { ...rollCtx, log: slog, sql: config.sql, roll: rollRun })
+      const recordBatch = (batch: Parameters<EdgeApi['recordFeedBatch']>[1]) => api.recordFeedBatch(sink.id, batch)
+      run = await runFeed(due, { ...rollCtx, log: slog, sql: config.sql, recordBatch, roll: rollRun })
     } catch (err) {
       if (!(err instanceof FeedWaits)) throw err
       slog.info('feed run waits', { run_id: due.feed.run.run_id, reason: err.message })

@@ -7,6 +7,8 @@
 // /internal/warehouses/{id}/storage — the storage meter's lease and figure.
 import { Hono } from 'hono'
 import {
+  FeedBatch,
+  type FeedBatchRecorded,
   type LagList,
   type SinkLag,
   LeaseRenewal,
@@ -29,7 +31,7 @@ import type { AppEnv, Env } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { jsonBody, query } from '../validate.ts'
 import { runId, slotStart } from '../../contract/feeds.ts'
-import { applyFeedRun, applyRollReport, leaseSinks, renewLeases, sinkLags, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
+import { applyFeedRun, applyRollReport, leaseSinks, recordFeedBatch, renewLeases, sinkLags, viewSinks, type RollerSinkRow } from '../roller-ledger.ts'
 import { leaseMeasures, applyStorage } from '../storage-ledger.ts'
 
 type Secrets = Map<string, Partial<Record<'token' | 'credential' | 'secret_error', string>>>
@@ -126,6 +128,12 @@ export const internalRoutes = new Hono<AppEnv>()
     const body = await jsonBody(c, LeaseRenewal)
     const renewed = await renewLeases(await c.var.db(), { roller: body.roller, leaseSeconds: body.lease_seconds, sinkIds: body.sink_ids })
     return c.json({ renewed } satisfies LeaseRenewed)
+  })
+  .post('/internal/sinks/:id/batches', async (c) => {
+    const body = await jsonBody(c, FeedBatch)
+    const recorded = await recordFeedBatch(await c.var.db(), c.req.param('id'), body)
+    if (recorded === null) throw new ApiError(409, 'lease_lost', `sink ${c.req.param('id')} is not leased by roller ${body.roller}`)
+    return c.json({ recorded } satisfies FeedBatchRecorded)
   })
   .post('/internal/sinks/:id/roll', async (c) => {
     const body = await jsonBody(c, RollReport)

@@ -3,10 +3,13 @@
 // tick's roll (step 2 of the roll), and then found done here — never run twice:
 //   1. done before?  A retained snapshot or marker names the run's batch id (a batch still waiting: wait).
 //   2. produce       SQL: DuckDB runs the query → one Parquet file. Files: the listing → NDJSON rows.
-//   3. store         one PUT of _sink/<sink>/<run id>.parquet|.ndjson (x-amz-meta received, rows, sink)
+//   3. store         one PUT of _sink/<sink>/<run id>.parquet|.ndjson (x-amz-meta received, rows, sink),
+//                    then its ledger row (pending: lag shows it, as a producer's batch)
 //   4. roll          the normal roll commits it (same recovery, same rejects)
 // A failing query (or listing) stores nothing: its error is the run's, the sink keeps its schedule.
+import { createHash } from 'node:crypto'
 import { BATCH_META, batchKey, NDJSON, parquetBatchKey } from '../../contract/bucket.ts'
+import type { FeedBatch } from '../../contract/internal.ts'
 import type { LoadedTable } from '../../iceberg/catalog/index.ts'
 import type { SinkView } from '../api.ts'
 import { intakeRecords } from '../recovery.ts'
@@ -28,6 +31,8 @@ type DueFeed = NonNullable<SinkView['feed']> & { run: NonNullable<NonNullable<Si
 
 export interface FeedContext extends Pick<RollContext, 'catalog' | 'bucket' | 'log' | 'checkpoint'> {
   sql: SqlLimits
+  /** Puts the stored batch in the ledger (pending), so the sink's lag shows it until it is committed. */
+  recordBatch: (batch: Omit<FeedBatch, 'roller'>) => Promise<void>
   /** The normal roll of the sink, which commits the stored batch. */
   roll: () => Promise<unknown>
 }
@@ -90,11 +95,25 @@ async function produce(sink: SinkView & { feed: DueFeed }, table: LoadedTable, c
   return { key: batchKey(sink.id, id), body: new TextEncoder().encode(lines.map((l) => `${l}\n`).join('')), contentType: NDJSON, rows: lines.length }
 }
 
-// 3. One PUT, as the edge stores a producer's batch: __ingest_ts is the run's time.
-async function storeBatch(sink: SinkView, p: { key: string; body: Uint8Array; contentType: string; rows: number }, started: number, ctx: FeedContext) {
+// 3. One PUT, as the edge stores a producer's batch: __ingest_ts is the run's time. Then the ledger's
+//    row: after the PUT, so a row never names a batch that was not stored (a crash between the two
+//    leaves the batch to the next tick's roll, unseen by lag for that while, as before).
+async function storeBatch(
+  sink: SinkView & { feed: DueFeed },
+  p: { key: string; body: Uint8Array; contentType: string; rows: number },
+  started: number,
+  ctx: FeedContext,
+) {
   const received = new Date(started).toISOString().replace('Z', '000Z')
   await ctx.bucket.put(p.key, p.body, {
     contentType: p.contentType,
     metadata: { [BATCH_META.received]: received, [BATCH_META.rows]: String(p.rows), [BATCH_META.sink]: sink.id },
+  })
+  await ctx.recordBatch({
+    batch_id: sink.feed.run.run_id,
+    body_sha256: createHash('sha256').update(p.body).digest('hex'),
+    bytes: p.body.length,
+    rows: p.rows,
+    received_at: received,
   })
 }

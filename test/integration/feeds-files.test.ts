@@ -129,11 +129,16 @@ describe.concurrent('files to rows', () => {
     const dead = await rollerTick({ sink: sink.id, killAt: 'feed-batch', rollerId })
     expect(dead.signal, dead.stdout + dead.stderr).toBe('SIGKILL')
     expect((await intakeObjects(sink.id)).filter((k) => k.endsWith('.ndjson'))).toHaveLength(1)
+    // The stored run waits in the ledger as a producer's batch would: lag shows it.
+    const waiting = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
+    expect(waiting.lag).toMatchObject({ batches_waiting: 1, bytes_waiting: expect.any(Number), oldest_waiting_at: expect.any(String) })
+    expect(waiting.lag.bytes_waiting).toBeGreaterThan(0)
     // The restart (same roller id: the dead one's lease is its own) rolls the stored run and finds the slot done.
     const restart = await tickInProcess({ sink: sink.id, rollerId })
     expect(restart.code, restart.stdout).toBe(0)
     const view = (await call(`/v1/sinks/${sink.id}`, { key: stack().adminKey })).body
     expect(view.files.last_run).toMatchObject({ outcome: 'done_before' })
+    expect(view.lag).toMatchObject({ batches_waiting: 0, bytes_waiting: 0 })
     expect(await intakeObjects(sink.id)).toEqual([])
     // Asked again (a new run id), the listing finds the file in the table: nothing is added.
     expect((await runNow(sink.id)).files.last_run).toMatchObject({ outcome: 'ok', rows: 0 })
