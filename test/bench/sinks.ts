@@ -723,16 +723,24 @@ function printSummary(b: ReturnType<typeof startBench>, results: Map<string, Sid
     if (x === null || y === null) return console.log(`  ${label}: not measured (--configs)`)
     const perRun = (results.get(a) ?? []).map((r, i) => {
       const other = results.get(bKey)?.[i]
-      return other ? (r.rollsPerMinute / other.rollsPerMinute).toFixed(2) : '?'
+      return other ? r.rollsPerMinute / other.rollsPerMinute : Number.NaN
     })
-    const verdict = target === undefined ? '' : ` — target ≥ ${target}×: ${x / y >= target ? 'met' : 'NOT met'}`
-    console.log(`  ${label}: ${(x / y).toFixed(2)}× rolls/min (runs ${perRun.join(', ')})${verdict}`)
+    // Met only when every run is over the target, not the median alone: a target met within the noise is not met.
+    const verdict =
+      target === undefined
+        ? ''
+        : ` — target ≥ ${target}×: ${perRun.every((q) => q >= target) ? 'met (every run)' : x / y >= target ? 'NOT met (the median is, a run is not)' : 'NOT met'}`
+    console.log(`  ${label}: ${(x / y).toFixed(2)}× rolls/min (runs ${perRun.map((q) => q.toFixed(2)).join(', ')})${verdict}`)
   }
+  // Adding rollers, twice: at concurrency 8 one roller can keep a 2-core box that also runs the store,
+  // Postgres, the edge and the proxies busy (the `busy` column says how busy), so there the box is what
+  // is measured; at concurrency 1 each roller waits on its round trips, the box has room, and the pair
+  // shows what another roller adds where it gets a core of its own.
+  ratio('2x1', '1x1', '2 rollers vs 1 (concurrency 1)', 1.8)
+  ratio('4x1', '1x1', '4 rollers vs 1 (concurrency 1)', 3.2)
   ratio('2x8', '1x8', '2 rollers vs 1 (concurrency 8)', 1.8)
   ratio('4x8', '1x8', '4 rollers vs 1 (concurrency 8)', 3.2)
   ratio('1x8', '1x1', 'concurrency 8 vs 1 (1 roller)', 5)
-  ratio('2x1', '1x1', '2 rollers vs 1 (concurrency 1)')
-  ratio('4x1', '1x1', '4 rollers vs 1 (concurrency 1)')
   ratio('1x1', 'pyiceberg', 'ours 1 roller × c1 vs pyiceberg (both one process, one table at a time)')
   ratio('1x8', 'pyiceberg', 'ours 1 roller × c8 vs pyiceberg')
   ratio('2x8', 'pyiceberg', 'ours 2 rollers × c8 vs pyiceberg')
