@@ -8,6 +8,7 @@ import { parquetWriteBuffer } from 'hyparquet-writer'
 import { JSON_COLUMNS_KEY } from '../../iceberg/ingest/parquet-batch.ts'
 import { formatTimestampMicros, formatTimestamptzMicros } from '../../iceberg/spec/temporal.ts'
 import type { EgressPolicy } from './egress-policy.ts'
+import { isNested, nestedJson } from './sql-json.ts'
 import { type EgressProxy, startEgressProxy } from './egress-proxy.ts'
 
 export interface SqlLimits {
@@ -165,7 +166,8 @@ async function runThrough(query: string, limits: SqlLimits, proxy: EgressProxy):
       if (timedOut) throw new SqlRunFailed(`the query ran past the time limit of ${limits.timeoutSeconds} s and was stopped`)
       throw new SqlRunFailed(runError(proxy, firstLine((err as Error).message)))
     }
-    const parquet = toParquet(reader, shapes((await duckdb()).DuckDBTypeId))
+    const { DuckDBTypeId } = await duckdb()
+    const parquet = toParquet(reader, DuckDBTypeId)
     if (parquet.byteLength > limits.maxBatchBytes)
       throw new SqlRunFailed(`batch_too_large: the result is ${parquet.byteLength} bytes of Parquet; a run's batch may be ${limits.maxBatchBytes} at most`)
     return { parquet, rows: reader.currentRowCount }
@@ -192,7 +194,7 @@ const shapes = (T: typeof DuckDBTypeId): Partial<Record<DuckDBTypeId, Shape>> =>
   [T.BLOB]: 'blob',
   [T.TIMESTAMP]: 'timestamp',
   [T.TIMESTAMP_TZ]: 'timestamptz',
-  // Beyond int64, and nested values: JSON text, written into the row as it is.
+  // Beyond int64, and nested values: JSON text, written into the row as it is (nested ones by sql-json.ts).
   [T.UBIGINT]: 'json',
   [T.HUGEINT]: 'json',
   [T.UHUGEINT]: 'json',
@@ -222,7 +224,8 @@ const PARQUET_TYPE: Record<Shape, ColumnSource['type']> = {
  * The result as Parquet: booleans, integers and doubles in their own types; timestamps as RFC 3339
  * text; decimals, dates, times, uuids and strings as text; bytes as bytes; the rest as JSON text.
  */
-function toParquet(reader: DuckDBResultReader, byType: Partial<Record<DuckDBTypeId, Shape>>): Uint8Array {
+function toParquet(reader: DuckDBResultReader, T: typeof DuckDBTypeId): Uint8Array {
+  const byType = shapes(T)
   const names = reader.columnNames()
   const dup = names.find((n, i) => names.indexOf(n) !== i)
   if (dup !== undefined) throw new SqlRunFailed(`the result has two columns named ${dup}; name each column once (AS …)`)
@@ -231,7 +234,9 @@ function toParquet(reader: DuckDBResultReader, byType: Partial<Record<DuckDBType
   const native = reader.getColumns()
   const columnData: ColumnSource[] = names.map((name, i) => {
     const shape = byType[types[i].typeId] ?? 'string'
-    const values = json[i].map((v, row) => (v === null ? null : stored(shape, v, native[i][row])))
+    const values = isNested(T, types[i])
+      ? native[i].map((v) => (v === null ? null : nestedJson(T, types[i], v)))
+      : json[i].map((v, row) => (v === null ? null : stored(shape, v, native[i][row])))
     return { name, data: values, type: PARQUET_TYPE[shape], nullable: true }
   })
   const jsonColumns = names.filter((_, i) => byType[types[i].typeId] === 'json')

@@ -197,6 +197,39 @@ describe.concurrent('scheduled SQL sinks', () => {
     expect((await table(sink.table)).rows.map((r) => [Number(r.x), r.station])).toEqual([[3, 'fits']])
   }, 120_000)
 
+  it('converts nested values exactly, as top-level ones: a BIGINT and a timestamptz inside a struct, a list of BIGINTs, a map', async () => {
+    const table = `sinks.nested_${uid()}`
+    const field = (name: string, type: unknown, required = false) => ({ name, type, required })
+    const fields = [
+      field('x', 'long', true),
+      field('s', { type: 'struct', fields: [field('a', 'long'), field('t', 'timestamptz'), field('d', 'decimal(18, 2)')] }),
+      field('l', { type: 'list', element: 'long', 'element-required': false }),
+      field('m', { type: 'map', key: 'string', value: 'long', 'value-required': false }),
+    ]
+    const created = await call('/v1/tables', { key: stack().adminKey, json: { warehouse: stack().warehouse, table, schema: { fields } } })
+    expect(created.status, created.text).toBe(201)
+    const sink = await newSink(stack().adminKey, {
+      table,
+      sink: {
+        sql: {
+          query: `SELECT 1 AS x, {'a': 9007199254740993::BIGINT, 't': TIMESTAMPTZ '2026-01-02 03:04:05.123456+00', 'd': 12.30::DECIMAL(18,2)} AS s,
+                    [9223372036854775807::BIGINT, NULL] AS l, MAP {'k': 42::BIGINT} AS m`,
+          every_seconds: 3600,
+        },
+      },
+    })
+    feedSink(sink.id)
+    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    // Before, DuckDB's JSON gave the struct's BIGINT as "9007199254740993" and its time as "2026-01-02 03:04:05.123456+00": both refused.
+    expect((await sinkView(sink.id)).last_roll).toMatchObject({ rows: 1, rejected_rows: 0 })
+    const [row] = (await scan({ sql: await warehouseId(stack().warehouse) }, table)).rows
+    expect(String(row.s.a)).toBe('9007199254740993')
+    expect(String(row.s.t)).toMatch(/^2026-01-02[T ]03:04:05\.123456/)
+    expect(String(row.s.d)).toBe('12.30')
+    expect(row.l.map((v: unknown) => (v === null ? null : String(v)))).toEqual(['9223372036854775807', null])
+    expect(JSON.stringify(row.m, (_, v) => (typeof v === 'bigint' ? v.toString() : v))).toMatch(/"k".*"?42"?/)
+  }, 120_000)
+
   it('refuses a non-SELECT or several statements at create (DuckDB parser), and a sql sink takes no mapping', async () => {
     const tableName = await createTable(stack().adminKey, { columns: COLUMNS })
     const body = (query: string) => ({ name: `q_${uid()}`, table: tableName, sql: { query, every_seconds: 3600 } })
