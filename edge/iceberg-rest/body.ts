@@ -5,16 +5,45 @@ import * as v from 'valibot'
 import { parseLossless, stringifyLossless } from '../../iceberg/spec/json.ts'
 import { badRequest } from './errors.ts'
 
+/** No request of this API nests deeper (a schema's types included); deeper ones would only reach recursion limits. */
+const MAX_DEPTH = 100
+
+/** Whether JSON text nests objects and arrays deeper than `max` (strings skipped). */
+function tooDeep(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i)
+    if (inString) {
+      if (ch === 92)
+        i++ // a backslash: skip the escaped character
+      else if (ch === 34) inString = false
+    } else if (ch === 34) inString = true
+    else if (ch === 123 || ch === 91) {
+      if (++depth > max) return true
+    } else if (ch === 125 || ch === 93) depth--
+  }
+  return false
+}
+
 /** The body checked against `schema`; 400 BadRequestException for anything else, naming the first problem. */
 export async function readBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
+  const text = await c.req.text()
+  if (tooDeep(text, MAX_DEPTH)) throw badRequest(`the body nests deeper than ${MAX_DEPTH} levels`)
   let body: unknown
   try {
-    body = parseLossless(await c.req.text())
+    body = parseLossless(text)
   } catch {
     throw badRequest('the body is not valid JSON')
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the body must be a JSON object')
-  const result = v.safeParse(schema, body)
+  let result: v.SafeParseResult<S>
+  try {
+    result = v.safeParse(schema, body)
+  } catch {
+    // A type nested past the stack's depth: no schema is that deep.
+    throw badRequest('the body is nested too deeply')
+  }
   if (!result.success) {
     const issue = result.issues[0]
     const path = issue.path?.map((p) => String(p.key)).join('.')

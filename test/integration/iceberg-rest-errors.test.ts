@@ -41,6 +41,8 @@ describe('levels and bad input', () => {
     await py({ token: ctx.writeKey }, 'create-table', `${space}.t`, '--schema', SCHEMA)
     const base = `/${ctx.prefix}/namespaces/${space}`
     const key = ctx.writeKey
+    let deep: unknown = 'long'
+    for (let i = 0; i < 150; i++) deep = { type: 'list', 'element-id': i + 2, element: deep, 'element-required': true }
     const cases: Array<[string, Parameters<typeof call>[1], number, string]> = [
       [`/${ctx.prefix}/namespaces`, { body: '{"namespace": [', headers: { 'content-type': 'application/json' }, method: 'POST' }, 400, 'BadRequestException'],
       [`/${ctx.prefix}/namespaces`, { json: [1, 2] }, 400, 'BadRequestException'],
@@ -61,6 +63,7 @@ describe('levels and bad input', () => {
         400,
         'BadRequestException',
       ],
+      [`${base}/tables`, { json: { name: 'u', schema: { fields: [{ id: 1, name: 'x', type: deep, required: true }] } } }, 400, 'BadRequestException'],
       [`/${ctx.prefix}/namespaces/nothing_here/tables`, { json: { name: 'u', schema: JSON.parse(SCHEMA) } }, 404, 'NoSuchNamespaceException'],
       [`${base}/tables/nothing`, {}, 404, 'NoSuchTableException'],
       [`${base}/tables/t?snapshots=some`, {}, 400, 'BadRequestException'],
