@@ -13,6 +13,7 @@ import { transformProblem } from '../../iceberg/spec/transforms.ts'
 import type { NestedField } from '../../iceberg/spec/types.ts'
 import type { TableUpdate } from '../../iceberg/spec/updates.ts'
 import type { AppEnv } from '../env.ts'
+import { sha256Hex } from '../keys.ts'
 import { need } from './auth.ts'
 import { answer, readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
@@ -88,7 +89,7 @@ export async function listTables(c: Context<AppEnv>) {
   return answer(c, { identifiers: await catalog.listTables(namespace) })
 }
 
-/** GET: LoadTableResult; HEAD (Hono serves it with the GET route): 204 when the table exists. */
+/** GET: LoadTableResult with an ETag (If-None-Match: 304); HEAD (Hono serves it with the GET route): 204 when the table exists. */
 export async function loadTable(c: Context<AppEnv>) {
   const id = tableParam(c)
   const catalog = await catalogAt(c)
@@ -97,7 +98,12 @@ export async function loadTable(c: Context<AppEnv>) {
     return c.body(null, 204)
   }
   const table = await catalog.loadTable(id)
-  return answer(c, loadResult(table, withSnapshots(table.metadata, c.req.query('snapshots'))))
+  const mode = c.req.query('snapshots')
+  // A metadata file never changes: its location (and the snapshots asked for) names the answer.
+  const etag = `"${(await sha256Hex(`${table.metadataLocation}\n${mode ?? 'all'}`)).slice(0, 32)}"`
+  c.header('ETag', etag)
+  if (c.req.header('if-none-match') === etag) return c.body(null, 304)
+  return answer(c, loadResult(table, withSnapshots(table.metadata, mode)))
 }
 
 /** CreateTableRequest; stage-create answers the metadata to be (no metadata-location) and writes nothing. */

@@ -123,6 +123,10 @@ describe('namespaces and tables through PyIceberg', () => {
     expect(loaded.status).toBe(200)
     expect(loaded.text).toContain(`"current-snapshot-id":${appended.snapshot_id}`)
     expect(loaded.body['metadata-location']).toBe(appended.metadata_location)
+    // Unchanged since: 304 on the ETag it gave.
+    const etag = loaded.headers.get('etag') as string
+    const unchanged = await rest(`/${ctx.prefix}/namespaces/${ctx.ns}/tables/events`, { key: ctx.readKey, headers: { 'if-none-match': etag } })
+    expect({ status: unchanged.status, text: unchanged.text }).toEqual({ status: 304, text: '' })
 
     const listed = await py({ token: ctx.readKey }, 'namespaces')
     expect(listed.result.namespaces).toEqual(expect.arrayContaining([[ctx.ns]]))
