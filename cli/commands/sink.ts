@@ -17,6 +17,7 @@ import { LIST_USAGE, list } from './sink-list.ts'
 import { REJECTS_FLAGS, REJECTS_USAGE, rejects } from './sink-rejects.ts'
 import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines, deviceUrl, mappingHint } from './sink-devices.ts'
 import { maintenanceLines, type MaintenanceView } from './sink-maintenance.ts'
+import { parseColumn } from './table.ts'
 import { KEY_FLAGS, KEY_USAGE, keyDestination, openKeyFile, retirePreviousKey, rotateKey } from './sink-keys.ts'
 
 export const SINK_FLAGS = {
@@ -64,7 +65,7 @@ interface SinkView extends DeviceView, FeedView, MaintenanceView {
 }
 
 const USAGE = {
-  create: `lhbox sink create <warehouse> --table <ns>.<table> --name NAME [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N] [--key col[,col]] ${DEVICE_USAGE.create} ${FEED_USAGE.create} (--save FILE | --show-key; not for a feed sink)`,
+  create: `lhbox sink create <warehouse> --table <ns>.<table> --name NAME [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N] [--key col[,col]] [--column name:type[:required] ... [--partition day(ts)] [--format-version 2|3]: the table too] ${DEVICE_USAGE.create} ${FEED_USAGE.create} (--save FILE | --show-key; not for a feed sink)`,
   update: `lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity] ${DEVICE_USAGE.update} ${FEED_USAGE.update}`,
   dedupe: 'lhbox sink dedupe <sink> [--wait]',
   run: FEED_USAGE.run,
@@ -181,6 +182,20 @@ export function createBody(warehouse: string, flags: Flags, read?: (path: string
     key: keyColumns(flags),
     ...deviceFields(flags, 'create', read),
     ...feedCreateFields(flags),
+    ...tableFields(flags),
+  }
+}
+
+/** --column (and --partition, --format-version): the table is created with the sink, in the same request. */
+function tableFields(flags: Flags): Record<string, unknown> {
+  const columns = ((flags.column as string[] | undefined) ?? []).map(parseColumn)
+  if (columns.length === 0) return {}
+  const version = flags['format-version']
+  if (version !== undefined && version !== '2' && version !== '3') throw new CliError('usage', `--format-version ${version}: 2 or 3`)
+  return {
+    columns,
+    ...(flags.partition ? { partition: flags.partition } : {}),
+    ...(version !== undefined ? { format_version: Number(version) } : {}),
   }
 }
 

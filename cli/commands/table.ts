@@ -28,7 +28,7 @@ interface TableView {
 }
 
 /** `name:type[:required]`; the type may itself hold a colon (geometry(OGC:CRS84)). */
-function parseColumn(spec: string): { name: string; type: string; required: boolean } {
+export function parseColumn(spec: string): { name: string; type: string; required: boolean } {
   const i = spec.indexOf(':')
   if (i <= 0 || i === spec.length - 1) throw new CliError('usage', `--column ${spec}: give name:type[:required]`)
   let type = spec.slice(i + 1)

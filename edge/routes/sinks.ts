@@ -6,7 +6,7 @@ import { BATCH_ID, intakeEntry, sinkPrefix } from '../../contract/bucket.ts'
 import { isUpsertReason } from '../../contract/key-rule.ts'
 import { REJECT_REASONS } from '../../contract/rejects.ts'
 import { batches, sinks, warehouses } from '../../db/schema.ts'
-import { NoSuchNamespace, NoSuchTable, type LoadedTable } from '../../iceberg/catalog/index.ts'
+import { NoSuchNamespace, NoSuchTable, type CreateTableRequest, type LoadedTable } from '../../iceberg/catalog/index.ts'
 import { audit } from '../audit.ts'
 import { requireKey } from '../auth.ts'
 import { catalogFor, warehouseByName, type WarehouseRow } from '../catalogs.ts'
@@ -20,6 +20,7 @@ import { bucketClient } from '../s3.ts'
 import { checkColumnTypes, checkKey, checkPartitioning, docsHint, POLICY } from '../sink-rules.ts'
 import { sinkPage } from '../sink-page.ts'
 import { selectSink, sinkView, type SinkRow } from '../sink-view.ts'
+import { Column, createTable, previewMetadata, tableRequest } from '../table-create.ts'
 import { jsonBody, query, text } from '../validate.ts'
 import { compileDevice } from '../devices/compile.ts'
 import { DeviceRequire, DeviceStrip, Mapping } from '../devices/schemas.ts'
@@ -46,6 +47,10 @@ export const CreateSink = v.strictObject({
   sql: v.optional(SqlFeed),
   /** A files-to-rows sink: one row per object under the prefix. */
   files: v.optional(FilesFeed),
+  /** The table too, in the same request: created when it does not exist (as POST /v1/tables takes them). */
+  columns: v.optional(v.pipe(v.array(Column), v.minLength(1))),
+  partition: v.optional(v.array(v.string())),
+  format_version: v.optional(v.picklist([2, 3])),
 })
 
 /** /v1/sinks/{sink_id}: a sink's id (snk_…) or its name; nothing else can name a sink. */
@@ -97,6 +102,36 @@ export const RejectsQuery = v.object({
 /** A page of a sink's rejects as GET /v1/sinks/{id}/rejects takes its query (the console's view reads the same). */
 export const sinkRejects = (c: Context<AppEnv>, row: SinkRow, q: v.InferOutput<typeof RejectsQuery>, limit: number) =>
   readRejects(sinkBucket(c, row), row.id, { reason: q.reason, batchId: q.batch_id, cursor: q.cursor === undefined ? undefined : decodeCursor(q.cursor), limit })
+
+/**
+ * The table a sink create brings along (`columns`, `partition`, `format_version`), as it will be made:
+ * its request and the metadata the sink's checks read. Null when the body names an existing table
+ * (409 table_exists when it gives columns for one; 400 when partition or format_version come alone).
+ */
+async function plannedTable(
+  c: Context<AppEnv>,
+  w: WarehouseRow,
+  body: v.InferOutput<typeof CreateSink>,
+  name: string,
+): Promise<(Pick<LoadedTable, 'metadata'> & { request: CreateTableRequest }) | null> {
+  if (!body.columns) {
+    if (body.partition !== undefined || body.format_version !== undefined)
+      throw new ApiError(400, 'invalid_request', 'partition and format_version describe a table to create: give its columns too')
+    return null
+  }
+  const [namespace] = body.table.split('.')
+  const catalog = await catalogFor(c.env, await c.var.db(), w)
+  const exists = await catalog.loadTable({ namespace: [namespace], name }).then(
+    () => true,
+    (err) => {
+      if (err instanceof NoSuchTable || err instanceof NoSuchNamespace) return false
+      throw err
+    },
+  )
+  if (exists) throw new ApiError(409, 'table_exists', `${body.table} exists in ${w.name}: leave out columns to put a sink on it`)
+  const request = tableRequest(name, { columns: body.columns, partition: body.partition ?? [], formatVersion: body.format_version ?? 2 })
+  return { request, metadata: previewMetadata(request) }
+}
 
 /** While the switch is off, the control plane says so beside every sink it shows. */
 const switchedOff = (c: Context<AppEnv>) => (sinksEnabled(c.env) ? {} : { sinks_enabled: false, notice: SINKS_OFF })
@@ -163,8 +198,9 @@ export const sinkRoutes = new Hono<AppEnv>()
     const db = await c.var.db()
     const principal = c.var.principal
     const w = await warehouseByName(db, principal.projectId, body.warehouse)
-    const table = await loadSinkTable(c, w, body.table)
     const [namespace, tableName] = body.table.split('.')
+    const planned = await plannedTable(c, w, body, tableName)
+    const table = planned ?? (await loadSinkTable(c, w, body.table))
     const [existing] = await db
       .select({ id: sinks.id, name: sinks.name })
       .from(sinks)
@@ -177,6 +213,16 @@ export const sinkRoutes = new Hono<AppEnv>()
     const feed = await feedOf(c.env, body, table.metadata)
     const device = deviceSettings(null, body, table.metadata)
 
+    if (planned) {
+      // Every check above passed on the table as it will be: only now is it made (a name taken is
+      // found first, so that a sink that cannot be inserted leaves no table behind).
+      const [named] = await db
+        .select({ id: sinks.id })
+        .from(sinks)
+        .where(and(eq(sinks.projectId, principal.projectId), eq(sinks.name, body.name), sql`${sinks.state} <> 'deleted'`))
+      if (named) throw new ApiError(409, 'sink_name_taken', `a sink named ${body.name} exists in this project`)
+      await createTable(await catalogFor(c.env, db, w), namespace, planned.request)
+    }
     const id = `snk_${randomHex(8)}`
     const { key: sendKey } = newKey('send')
     try {

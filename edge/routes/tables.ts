@@ -8,24 +8,15 @@ import { documentChange } from '../../iceberg/transaction/changes.ts'
 import { commitWithRetry } from '../../iceberg/transaction/transact.ts'
 import { sampleRows } from '../../iceberg/read/sample.ts'
 import { currentSchema, currentSnapshot, defaultSpec } from '../../iceberg/spec/metadata.ts'
-import { parsePartitionExpression, PartitionSpecError, type PartitionFieldInput } from '../../iceberg/spec/partition.ts'
-import { schemaProblem } from '../../iceberg/spec/schema.ts'
 import type { NestedField } from '../../iceberg/spec/types.ts'
 import { requireKey } from '../auth.ts'
 import { catalogFor, warehouseByName, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
+import { Column, createTable, tableRequest } from '../table-create.ts'
 import { jsonBody, query, record, text } from '../validate.ts'
 
-const Ident = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'names are letters, digits and _, not starting with a digit'))
 const QualifiedTable = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*$/, 'give the table as <namespace>.<table>'))
-
-const Column = v.object({
-  name: Ident,
-  type: v.pipe(v.string(), v.minLength(1)),
-  required: v.optional(v.boolean(), false),
-  doc: v.optional(v.string()),
-})
 
 /**
  * An Iceberg type in the spec's JSON form, for a whole schema (nested types): a primitive's name, or a
@@ -126,32 +117,16 @@ export const tableRoutes = new Hono<AppEnv>()
     const body = await jsonBody(c, CreateTable)
     const [namespace, name] = body.table.split('.')
     if (!body.columns === !body.schema) throw new ApiError(400, 'invalid_request', 'give the columns or a schema (one of them)')
-    const fields: NestedField[] = body.columns
-      ? body.columns.map((col, i) => ({ id: i + 1, name: col.name, type: col.type, required: col.required, ...(col.doc ? { doc: col.doc } : {}) }))
-      : (body.schema!.fields as unknown as NestedField[])
-    const problem = schemaProblem(fields, body.format_version)
-    if (problem) throw new ApiError(400, 'invalid_schema', problem)
-    let partition: PartitionFieldInput[]
-    try {
-      partition = body.partition.map(parsePartitionExpression)
-    } catch (err) {
-      throw new ApiError(400, 'invalid_partition', (err as Error).message)
-    }
+    const request = tableRequest(name, {
+      columns: body.columns,
+      fields: body.schema?.fields as unknown as NestedField[] | undefined,
+      partition: body.partition,
+      formatVersion: body.format_version,
+      properties: body.properties,
+      doc: body.doc,
+    })
     const { catalog } = await catalogOf(c, body.warehouse)
-    try {
-      const table = await catalog.createTable([namespace], {
-        name,
-        schema: { fields },
-        partition,
-        formatVersion: body.format_version,
-        properties: body.properties,
-        doc: body.doc,
-      })
-      return c.json(tableView(body.warehouse, table), 201)
-    } catch (err) {
-      if (err instanceof PartitionSpecError) throw new ApiError(400, 'invalid_partition', err.message)
-      throw err
-    }
+    return c.json(tableView(body.warehouse, await createTable(catalog, namespace, request)), 201)
   })
   .get('/v1/tables', requireKey('read'), async (c) => {
     const q = query(c, ListTablesQuery)
