@@ -49,6 +49,9 @@ export interface NodeEdge {
   close(): Promise<void>
 }
 
+/** The request line and headers Node reads before the app answers (its default is 16 KiB). */
+const MAX_HEADER_BYTES = 256 * 1024
+
 /** Serves the app on host:port (0: any free port); the ledger is pruned on start and hourly, as the Worker's cron does. */
 export async function startNodeEdge(env: Env, opts: { port: number; host: string; pool?: number }): Promise<NodeEdge> {
   // Node's S3 transport for the intake PUTs (iceberg/io/s3-node.ts: a quarter of fetch's CPU a request).
@@ -85,7 +88,17 @@ export async function startNodeEdge(env: Env, opts: { port: number; host: string
   const prune = setInterval(pruneNow, 3600_000)
   prune.unref()
   const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: (req) => app.fetch(req, env, ctx as unknown as ExecutionContext), port: opts.port, hostname: opts.host }, () => resolve(s))
+    const s = serve(
+      {
+        fetch: (req) => app.fetch(req, env, ctx as unknown as ExecutionContext),
+        port: opts.port,
+        hostname: opts.host,
+        // Node's 16 KiB limit on the request line and headers answers 431 with no body, before the app:
+        // a long query would get no error envelope. Workers take URLs and headers well past 16 KiB too.
+        serverOptions: { maxHeaderSize: MAX_HEADER_BYTES },
+      },
+      () => resolve(s),
+    )
   })
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : opts.port

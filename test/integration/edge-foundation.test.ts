@@ -12,6 +12,13 @@ describe('the error envelope', () => {
     expectError(await call('/nope'), 404, 'not_found')
     expectError(await call('/v1/nothing-here', { method: 'DELETE' }), 404, 'not_found')
   })
+
+  it('answers a query of 40 KiB with the envelope (Node’s 16 KiB header limit would give a bare 431)', async () => {
+    const long = 'é'.repeat(7000) // 14,000 bytes of UTF-8, 42,000 characters percent-encoded
+    const listed = await call(`/v1/sinks?warehouse=${encodeURIComponent(long)}`, { key: await newApiKey('read') })
+    expect({ status: listed.status, sinks: listed.body.sinks }).toEqual({ status: 200, sinks: [] })
+    expectError(await call(`/internal/sinks?roller=${encodeURIComponent(long)}`, { key: await newApiKey('read') }), 403, 'forbidden')
+  })
 })
 
 describe('GET /healthz', () => {
