@@ -107,6 +107,16 @@ describe('a lease', () => {
     expectError(await renew('holder', [sink.id], 5), 400, 'invalid_request')
     expectError(await call('/internal/leases', { key: secret(), json: { roller: 'holder', sink_ids: 'x' } }), 400, 'invalid_request')
     expectError(await call('/internal/leases', { key: stack().adminKey, json: { roller: 'holder', lease_seconds: 60, sink_ids: [] } }), 403, 'forbidden')
+    // A feed run's batch is recorded only by the lease holder (POST /internal/sinks/{id}/batches).
+    const batch = { batch_id: `feed-${uid()}`, body_sha256: 'a'.repeat(64), bytes: 10, rows: 1, received_at: '2026-12-03T10:00:00.000000Z' }
+    const record = (roller: string, key = secret(), body: Record<string, unknown> = batch) =>
+      call(`/internal/sinks/${sink.id}/batches`, { key, json: { roller, ...body } })
+    expectError(await record('thief'), 409, 'lease_lost')
+    expect((await record('holder')).body).toEqual({ recorded: true })
+    expect((await record('holder')).body).toEqual({ recorded: false })
+    expectError(await record('holder', secret(), { ...batch, body_sha256: 'nope' }), 400, 'invalid_request')
+    expectError(await record('holder', stack().adminKey), 403, 'forbidden')
+    await db.query('delete from batches where sink_id = $1 and batch_id = $2', [sink.id, batch.batch_id])
     await release(sink.id, 'holder')
   })
 
