@@ -30,26 +30,47 @@ export type Measure = MeasureList['warehouses'][number]
 export type RollReport = Report & Required<Pick<Report, 'consumed' | 'repaired'>>
 
 /** A reply's JSON. Ids travel as strings; a number a JS number cannot hold exactly is refused, never rounded. */
+/** Tries of one call to the edge (send() says which answers are tried again). */
+const EDGE_ATTEMPTS = 4
+
 const parseReply = (text: string): unknown => parse(text, null, (digits) => toSafeNumberOrThrow(digits))
 
 export class EdgeApi {
   constructor(private readonly config: RollerConfig) {}
 
   private async request<S extends v.GenericSchema>(reply: S, method: string, path: string, body?: unknown): Promise<v.InferOutput<S>> {
-    // undici's request(), not fetch: a third of the CPU a request (iceberg/io/s3-node.ts says why).
-    const res = await request(this.config.apiUrl + path, {
-      method: method as 'GET',
-      headers: { authorization: `Bearer ${this.config.bootstrapSecret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    })
-    const text = await res.body.text()
-    if (res.statusCode < 200 || res.statusCode > 299) throw new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`)
+    const { status, text } = await this.send(method, path, body)
+    if (status < 200 || status > 299) throw new Error(`${method} ${path}: ${status} ${text.slice(0, 300)}`)
     const got = v.safeParse(reply, parseReply(text))
     if (!got.success) {
       const issue = got.issues[0]
       throw new Error(`${method} ${path}: the reply does not match contract/internal.ts: ${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
     }
     return got.output
+  }
+
+  /**
+   * One call, tried again (EDGE_ATTEMPTS in all) when the edge said nothing was done: a 503 (its
+   * database or bucket away for a moment: the request's transaction did not commit), a 429, or a
+   * connection refused (an edge restarting). Any other answer or error is the caller's.
+   */
+  private async send(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // undici's request(), not fetch: a third of the CPU a request (iceberg/io/s3-node.ts says why).
+        const res = await request(this.config.apiUrl + path, {
+          method: method as 'GET',
+          headers: { authorization: `Bearer ${this.config.bootstrapSecret}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        })
+        const text = await res.body.text()
+        if (attempt >= EDGE_ATTEMPTS || (res.statusCode !== 503 && res.statusCode !== 429)) return { status: res.statusCode, text }
+      } catch (err) {
+        if (attempt >= EDGE_ATTEMPTS || (err as { code?: string }).code !== 'ECONNREFUSED') throw err
+      }
+      // Jittered, doubling from 250 ms: under two seconds of waiting in all, well inside any lease.
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1) * (0.5 + Math.random() / 2)))
+    }
   }
 
   /**

@@ -11,6 +11,10 @@ import type { RollerConfig } from './config.ts'
 import type { Logger } from './log.ts'
 import type { RollRequests } from './requests.ts'
 
+// Each store request is tried up to four times (S3Config.retries says which): a busy store's 503 or
+// a dropped connection costs a moment, not the sink's roll and a tick's wait.
+const STORE_RETRIES = 3
+
 export class Warehouses {
   private pool: pg.Pool | undefined
   /** Every SQL-catalog table's metadata read or written by this roller, by location: a roll reads its table's again only when it moved. */
@@ -68,6 +72,7 @@ export class Warehouses {
         region: w.region,
         accessKeyId: this.config.s3AccessKeyId,
         secretAccessKey: this.config.s3SecretAccessKey,
+        retries: STORE_RETRIES,
         observe: requests?.observer('s3'),
       },
       ...(requests ? { fetch: requests.fetch('catalog') } : {}),
@@ -81,6 +86,7 @@ export class Warehouses {
       region: w.region,
       accessKeyId: this.config.s3AccessKeyId,
       secretAccessKey: this.config.s3SecretAccessKey,
+      retries: STORE_RETRIES,
       observe: requests?.observer('s3'),
     })
   }

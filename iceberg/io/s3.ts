@@ -13,8 +13,10 @@ export interface S3Config {
   secretAccessKey: string
   sessionToken?: string
   /**
-   * Retries of a 5xx/429 inside one call, with a jittered backoff from 50 ms. Default 0: callers
-   * decide — the send route answers 503 at once, the roller's next tick tries again.
+   * Retries inside one call, with a jittered backoff from 50 ms: of a 5xx/429, and of a request that
+   * got no answer unless it was conditional (If-None-Match: a retry could find its own first write and
+   * be refused). Default 0: callers decide — the send route answers 503 at once; the roller retries a
+   * few times, so one hiccup of a busy store does not cost a sink its roll.
    */
   retries?: number
   /** Told when each request starts; what it returns is called when the answer's headers are in (request counts). */
@@ -126,13 +128,15 @@ export class S3Client implements Bucket {
       try {
         res = await this.transport({ method: init.method, url, headers: init.headers ?? {}, body: init.body })
       } catch (err) {
-        throw new S3Error(0, 'NetworkError', `S3 unreachable: ${(err as Error).message}`)
+        if (attempt >= retries || init.headers?.['if-none-match']) throw new S3Error(0, 'NetworkError', `S3 unreachable: ${(err as Error).message}`)
+        await backoff(attempt)
+        continue
       } finally {
         done?.()
       }
       if (attempt >= retries || (res.status < 500 && res.status !== 429)) return res
       await res.discard()
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * 2 ** attempt))
+      await backoff(attempt)
     }
   }
 
@@ -249,6 +253,9 @@ export class S3Client implements Bucket {
 }
 
 const ok = (res: S3Answer) => res.status >= 200 && res.status < 300
+
+/** Waits before retry `attempt` + 1: up to 50 ms, doubling (jittered, so retries of many calls spread out). */
+const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * 2 ** attempt))
 
 /** RFC 3986 percent-encoding (encodeURIComponent leaves !'()* as they are; SigV4 encodes them). */
 function rfc3986(s: string): string {

@@ -104,7 +104,7 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
     expect((await batchObjects(sink.id)).filter((k) => k.includes('/committed/'))).toHaveLength(1) // the marker stays
 
     await sendRows(sink, [['c', rowsOf(5, 2)]])
-    deletes.action = 'drop' // now the connection drops (a 5xx costs aws4fetch's ten retries, ~25 s, each time)
+    deletes.action = 'drop' // now the connection drops (each of its four tries)
     const second = await tick(sink)
     expect(second.code).toBe(1)
     expect(logged(second, /cannot delete consumed batch/)).toHaveLength(1)

@@ -139,15 +139,15 @@ describe('when the view fails', () => {
     const before = await gauge(r, 'lhbox_sink_lag_seconds', sink)
     expect(before).toBeGreaterThanOrEqual(WAITED_S)
 
-    // The view (GET /internal/lag) fails once; the lease (GET /internal/sinks?roller=…) passes.
+    // The view (GET /internal/lag) fails all four tries of one call; the lease (GET /internal/sinks?roller=…) passes.
     const rule = proxy.rule({
       method: 'GET',
       path: /^\/internal\/lag$/,
       action: { status: 503, body: '{"error":{"code":"unavailable","message":"x"}}' },
-      times: 1,
+      times: 4,
     })
     expect(await tick(r, { sink: sink.id, force: true })).toEqual({ rolled: 1, failed: 0 })
-    expect(rule.matched).toBe(1)
+    expect(rule.matched).toBe(4)
     expect(await pending(sink)).toBe(0)
     expect(await gauge(r, 'lhbox_sink_lag_seconds', sink)).toBe(before)
     expect(r.logs.filter((l) => l.level === 'warn').map((l) => l.msg)).toContain('the sink view failed; the lag gauges keep their last values')
