@@ -45,7 +45,15 @@ export interface RestCatalogOptions {
    * `s3.endpoint`/`client.region` only fill in what is missing); keys vended by `loadTable` win
    * over the ones here.
    */
-  s3: { endpoint?: string; region?: string; accessKeyId?: string; secretAccessKey?: string; sessionToken?: string; retries?: number; observe?: () => () => void }
+  s3: {
+    endpoint?: string
+    region?: string
+    accessKeyId?: string
+    secretAccessKey?: string
+    sessionToken?: string
+    retries?: number
+    observe?: () => () => void
+  }
   fetch?: FetchLike
   /** Per-request timeout; 60 s when not given. A commit that times out is CommitStateUnknown. */
   timeoutMs?: number
@@ -233,7 +241,15 @@ export class RestCatalog implements Catalog {
     const endpoint = own.endpoint ?? vended['s3.endpoint']
     const region = own.region ?? vended['client.region'] ?? vended['s3.region'] ?? 'us-east-1'
     if (!accessKeyId || !secretAccessKey || !endpoint) return noCredentials(location)
-    return new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}), retries: own.retries, observe: own.observe })
+    return new S3FileIO({
+      endpoint,
+      region,
+      accessKeyId,
+      secretAccessKey,
+      ...(sessionToken ? { sessionToken } : {}),
+      retries: own.retries,
+      observe: own.observe,
+    })
   }
 
   // ---------- Catalog ----------
