@@ -107,6 +107,9 @@ export const sinks = pgTable(
     // The last maintenance sweep of the sink's table as the roller reported it (contract/internal.ts
     // MaintenanceSweep: {at, next_at, the counts, seconds, error?}); null before the first.
     maintenanceLast: jsonb('maintenance_last'),
+    // Rate limits on the producer routes, {requests_per_second, bytes_per_second} (each a number or
+    // null); null: the edge's configured defaults (edge/rate-limit.ts).
+    limits: jsonb('limits'),
     createdAt: createdAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true, mode: 'date' }),
   },
@@ -176,6 +179,8 @@ export const usageCounters = pgTable(
     bytes: bigint('bytes', { mode: 'number' }).notNull().default(0),
     rowsAccepted: bigint('rows_accepted', { mode: 'number' }).notNull().default(0),
     rowsRejected: bigint('rows_rejected', { mode: 'number' }).notNull().default(0),
+    // Requests refused 429 rate_limited (each isolate or process adds its count, flushed after the answers).
+    rateLimited: bigint('rate_limited', { mode: 'number' }).notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.sinkId, t.month] })],
 )
