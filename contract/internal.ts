@@ -176,6 +176,9 @@ export const MaintenanceSweep = v.object({
   /** Files no retained snapshot reaches any more, deleted. */
   files_deleted: Count,
   bytes_deleted: Count,
+  /** The sink's rejects files past LHBOX_REJECTS_RETENTION_DAYS, deleted (absent from older rollers). */
+  rejects_deleted: v.optional(Count),
+  rejects_bytes_deleted: v.optional(Count),
   seconds: v.pipe(v.number(), v.minValue(0)),
   // No NUL: Postgres refuses it in jsonb, and bad input is a 400, never a 500.
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here
@@ -267,6 +270,8 @@ export type MeasureList = v.InferOutput<typeof MeasureList>
 export const StorageFigure = v.object({
   bytes: v.number(),
   intake_bytes: v.number(),
+  /** Of intake_bytes, the rejects files (_sink/<sink_id>/rejects/); absent from older rollers' figures. */
+  rejects_bytes: v.optional(v.number()),
   objects: v.number(),
   tables: v.record(v.string(), v.number()),
   measured_at: v.string(),

@@ -62,6 +62,7 @@ export const TIME = { type: 'string', description: 'RFC 3339, UTC' }
 const STORAGE_FIGURE = {
   bytes: { ...orNull(NUMBER), description: 'Every byte in the bucket, _sink/ included' },
   intake_bytes: { ...orNull(NUMBER), description: 'Of which under _sink/: batches waiting, rejects, markers' },
+  rejects_bytes: { ...orNull(NUMBER), description: 'Of which rejects files (_sink/<sink_id>/rejects/), kept LHBOX_REJECTS_RETENTION_DAYS' },
   tables: { type: 'object', additionalProperties: NUMBER, description: 'Committed Parquet bytes per <namespace>.<table> (total-files-size)' },
   measured_at: orNull(TIME),
 }
@@ -125,10 +126,12 @@ const MAINTENANCE = {
           manifests_created: INTEGER,
           files_deleted: INTEGER,
           bytes_deleted: INTEGER,
+          rejects_deleted: { ...INTEGER, description: 'Rejects files older than LHBOX_REJECTS_RETENTION_DAYS, deleted' },
+          rejects_bytes_deleted: INTEGER,
           seconds: NUMBER,
           error: { type: 'string', description: 'Why the sweep failed; the counts are those of the steps that finished' },
         },
-        ['error'],
+        ['error', 'rejects_deleted', 'rejects_bytes_deleted'],
       ),
     ),
     next_at: {
@@ -155,7 +158,17 @@ export const SINK = object(
     device_require: orNull(OBJECT),
     device_strip: orNull(array(STRING)),
     lag: object({ batches_waiting: INTEGER, bytes_waiting: NUMBER, oldest_waiting_at: orNull(TIME), seconds_behind: INTEGER }),
-    received: object({ batches: NUMBER, rows: NUMBER, bytes: NUMBER, last_at: orNull(TIME) }),
+    received: object({
+      batches: NUMBER,
+      rows: NUMBER,
+      bytes: NUMBER,
+      last_at: orNull(TIME),
+      rate_limited: { ...NUMBER, description: 'Requests refused 429 rate_limited (each edge isolate or process counts its own)' },
+    }),
+    limits: {
+      ...object({ requests_per_second: orNull(NUMBER), bytes_per_second: orNull(INTEGER) }),
+      description: 'The sink’s rate limits on its producer routes; null: the deployment’s defaults (none unless configured)',
+    },
     last_roll: orNull(OBJECT),
     last_error: {
       ...orNull(object({ at: TIME, code: { enum: ['catalog_unauthorized', 'quota_exceeded', 'roll_failed'] }, message: STRING })),

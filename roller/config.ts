@@ -32,6 +32,11 @@ export interface RollerConfig {
    * comes first); the compaction target; the orphan age guard.
    */
   maintenance: { everyHours: number; retainSnapshots: number; maxSnapshotAgeMs: number; targetFileSizeBytes: number; orphanOlderThanMs: number }
+  /**
+   * LHBOX_REJECTS_RETENTION_DAYS (default 30): the maintenance sweep deletes rejects files older than
+   * this; 0 keeps them for ever.
+   */
+  rejectsRetentionDays: number
   /** A keyed roll's limit on rewritten data files (spec: 256 MiB); lowered in tests. */
   maxRewriteBytes: number
   /** Threads that scan batches beside the main thread; 0 scans on the main thread. */
@@ -57,6 +62,14 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   if (raw === undefined || raw === '') return fallback
   const n = Number(raw)
   if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name}=${raw}: expected a positive integer`)
+  return n
+}
+
+function nonNegative(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name}=${raw}: expected a whole number of 0 or more`)
   return n
 }
 
@@ -88,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
       targetFileSizeBytes: Number(env.LHBOX_MAINTENANCE_TARGET_FILE_BYTES ?? 128 * 1024 * 1024),
       orphanOlderThanMs: Number(env.LHBOX_MAINTENANCE_ORPHAN_HOURS ?? 24) * 3600_000,
     },
+    rejectsRetentionDays: nonNegative(env, 'LHBOX_REJECTS_RETENTION_DAYS', 30),
     sql: {
       memoryLimit: env.LHBOX_SQL_MEMORY_LIMIT ?? '512MB',
       // Below the lease (300 s): a run never outlives the lease it holds.

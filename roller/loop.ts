@@ -14,6 +14,7 @@ import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
 import { measureBucket, measureTables } from './measure.ts'
 import { maintainTable, SweepFailed, sweepReport } from './maintain.ts'
+import { sweepRejects } from './rejects.ts'
 import { roll, type RollContext, type RollResult } from './roll.ts'
 import { FeedWaits, runFeed, type FeedRunReport } from './feeds/run.ts'
 import { ScanPool } from './scan-pool.ts'
@@ -30,13 +31,18 @@ export interface Roller {
   /**
    * The maintenance sweep over every active or disabled sink's table (or one), where the warehouse says
    * `roller`, each under the sink's lease; `skipped`: sinks another roller held. Once `signal` is
-   * aborted no other table's sweep starts.
+   * aborted no other table's sweep starts. Every sink's rejects files past LHBOX_REJECTS_RETENTION_DAYS
+   * are deleted in it too, whoever maintains the table; `now` is the clock that retention reads (a test
+   * passes a later one: no store lets it backdate Last-Modified).
    */
-  maintain(opts?: { sink?: string; signal?: AbortSignal }): Promise<{ maintained: number; failed: number; skipped: number }>
+  maintain(opts?: { sink?: string; signal?: AbortSignal; now?: number }): Promise<{ maintained: number; failed: number; skipped: number }>
   /** The storage meter: the warehouses whose figure is due or asked for (or one, due or not), measured and reported. */
   measure(opts?: { warehouse?: string; signal?: AbortSignal }): Promise<{ measured: number; failed: number }>
   close(): Promise<void>
 }
+
+/** A lease slower than this is logged ('slow lease'). */
+const SLOW_LEASE_MS = 500
 
 export function createRoller(config: RollerConfig, log: Logger, metrics: RollerMetrics, checkpoint: (name: string) => void | Promise<void>): Roller {
   const api = new EdgeApi(config)
@@ -49,6 +55,21 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   // Threads load their code before the first lease, not inside the first roll: a lease is taken
   // only when the roller can roll at once.
   const warm = scanPool?.warm().catch((err) => log.warn('scan threads did not start; batches wait for them', { error: String(err) }))
+
+  /** The sink's rejects files past their retention (0 days: kept), deleted; a failure waits for the next sweep. */
+  async function sweepOldRejects(sink: SinkView, slog: Logger, now = Date.now()): Promise<{ rejectsDeleted: number; rejectsBytesDeleted: number }> {
+    const days = config.rejectsRetentionDays
+    if (days === 0) return { rejectsDeleted: 0, rejectsBytesDeleted: 0 }
+    try {
+      const { files, bytes } = await sweepRejects(warehouses.bucket(sink), sink.id, days * 86_400_000, now)
+      metrics.rejectsDeleted.inc(files)
+      if (files > 0) slog.info('old rejects files deleted', { files, bytes, retention_days: days })
+      return { rejectsDeleted: files, rejectsBytesDeleted: bytes }
+    } catch (err) {
+      slog.warn('old rejects files not deleted; the next sweep tries again', { error: errorText(err) })
+      return { rejectsDeleted: 0, rejectsBytesDeleted: 0 }
+    }
+  }
 
   async function rollOne(sink: SinkView): Promise<boolean> {
     const rollId = `roll-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
@@ -205,6 +226,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
           let got: SinkList
           try {
             got = await api.lease({ force: opts.force, sink: opts.sink, limit: slots.free, leasedBefore })
+            // A lease is one statement: one that takes long holds every free slot idle (a lead for bench:sinks' stalls).
+            if (Date.now() - askedAt > SLOW_LEASE_MS) log.info('slow lease', { ms: Date.now() - askedAt, leased: got.sinks.length, free: slots.free })
           } catch (err) {
             if (running.size === 0) throw err
             log.error('lease failed; the rolls under way go on', { error: errorText(err) })
@@ -243,7 +266,18 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       // The gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
       // disabled one its waiting batches' age, a deleted one is gone. A failed view leaves them as they are.
       await api.lags().then(
-        (all) => metrics.setSinks(all),
+        (all) => {
+          metrics.setSinks(all)
+          // Due sinks no roller holds when a tick ends wait a tick more: worth a line (sinks this tick rolled are not leased again in it).
+          const free = all.filter((x) => x.due && !x.leased)
+          if (free.length > 0 && !opts.sink && !opts.signal?.aborted)
+            log.info('tick ended with sinks due and free', {
+              due_free: free.length,
+              first: free.slice(0, 3).map((x) => x.id),
+              seconds: (Date.now() - began) / 1000,
+              rolled: counts.rolled,
+            })
+        },
         (err) => log.warn('the sink view failed; the lag gauges keep their last values', { error: errorText(err) }),
       )
       return { rolled: counts.rolled, failed: counts.failed }
@@ -257,8 +291,10 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         if (opts.sink && listed.id !== opts.sink) continue
         // A disabled sink's table is maintained too (its history still grows old); a deleted one's is not.
         if (listed.state !== 'active' && listed.state !== 'disabled') continue
-        // `off` where the catalog maintains its tables itself (R2 Data Catalog, for one).
-        if (listed.warehouse.maintenance !== 'roller') continue
+        // `off` where the catalog maintains its tables itself (R2 Data Catalog, for one): only the
+        // sink's old rejects files are the roller's to delete there.
+        const tables = listed.warehouse.maintenance === 'roller'
+        if (!tables && config.rejectsRetentionDays === 0) continue
         // A roller kept to some warehouses sweeps only theirs.
         if (config.warehouseIds.length > 0 && !config.warehouseIds.includes(listed.warehouse.id)) continue
         const slog = log.child({ sink_id: listed.id })
@@ -294,12 +330,15 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         // What the release reports (GET /v1/sinks/{id}: maintenance.last), a failed sweep's too.
         let sweep: ReturnType<typeof sweepReport> | undefined
         try {
-          const r = await maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry }, checkpoint)
-          metrics.snapshotsExpired.inc(r.snapshotsExpired)
-          metrics.filesDeleted.inc(r.filesDeleted)
-          metrics.bytesCompacted.inc(r.bytesCompacted)
-          sweep = sweepReport(r, config.maintenance.everyHours)
-          maintained++
+          const rejects = await sweepOldRejects(leased, slog, opts.now)
+          if (tables) {
+            const r = await maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry }, checkpoint)
+            metrics.snapshotsExpired.inc(r.snapshotsExpired)
+            metrics.filesDeleted.inc(r.filesDeleted)
+            metrics.bytesCompacted.inc(r.bytesCompacted)
+            sweep = sweepReport({ ...r, ...rejects }, config.maintenance.everyHours)
+            maintained++
+          }
         } catch (err) {
           failed++
           log.error('maintenance failed', { sink_id: leased.id, error: errorText(err) })

@@ -116,13 +116,19 @@ export class SweepFailed extends Error {
   }
 }
 
+/** The sink's rejects files the same sweep deleted (loop.ts: past LHBOX_REJECTS_RETENTION_DAYS). */
+export interface RejectsSwept {
+  rejectsDeleted: number
+  rejectsBytesDeleted: number
+}
+
 /**
  * The sweep's end as the edge records it (GET /v1/sinks maintenance.last): ended `at`, the next due
  * everyHours later; a failed sweep (`error` given) says why, with what it did before (`done`, null if
  * it never began).
  */
-export function sweepReport(done: MaintenanceResult | null, everyHours: number, error?: unknown, at = new Date()): MaintenanceSweep {
-  const r = done ?? noWork()
+export function sweepReport(done: (MaintenanceResult & Partial<RejectsSwept>) | null, everyHours: number, error?: unknown, at = new Date()): MaintenanceSweep {
+  const r: MaintenanceResult & Partial<RejectsSwept> = done ?? noWork()
   return {
     at: at.toISOString(),
     next_at: new Date(at.getTime() + everyHours * 3600_000).toISOString(),
@@ -134,6 +140,7 @@ export function sweepReport(done: MaintenanceResult | null, everyHours: number, 
     files_deleted: r.filesDeleted,
     bytes_deleted: r.bytesDeleted,
     seconds: r.seconds,
+    ...(r.rejectsDeleted === undefined ? {} : { rejects_deleted: r.rejectsDeleted, rejects_bytes_deleted: r.rejectsBytesDeleted ?? 0 }),
     // Postgres holds no NUL in jsonb (the edge refuses one).
     ...(error === undefined ? {} : { error: errorText(error).replaceAll('\u0000', '').slice(0, 1000) }),
   }

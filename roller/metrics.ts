@@ -38,6 +38,11 @@ export class RollerMetrics {
     help: 'Files deleted after expiry (and orphans)',
     registers: [this.registry],
   })
+  readonly rejectsDeleted = new Counter({
+    name: 'lhbox_rejects_files_deleted_total',
+    help: 'Rejects files deleted by the maintenance sweep, past LHBOX_REJECTS_RETENTION_DAYS',
+    registers: [this.registry],
+  })
   readonly bytesCompacted = new Counter({
     name: 'lhbox_maintenance_bytes_compacted_total',
     help: 'Bytes of small files rewritten by compaction',

@@ -1,13 +1,12 @@
 // Rejects files: _sink/<sink>/rejects/<batch>.ndjson, one JSON object per rejected row with the
-// original row's bytes (spec "Rejects"); swept after 7 days.
+// original row's bytes (spec "Rejects"); deleted by the maintenance sweep once older than
+// LHBOX_REJECTS_RETENTION_DAYS (issue 31, part 5).
 import { NDJSON, rejectsKey, rejectsPrefix } from '../contract/bucket.ts'
 import type { Bucket } from '../iceberg/io/s3.ts'
 import type { Reject } from '../iceberg/spec/values.ts'
 
 /** A row's reason: the value checks' (values.ts), or a keyed sink's key_null. */
 export type RowReject = Omit<Reject, 'reason'> & { reason: Reject['reason'] | 'key_null' }
-
-const REJECTS_KEPT_MS = 7 * 24 * 3600_000
 
 export type WholeBatchReason = 'batch_unreadable' | 'batch_too_large' | 'batch_unwritable'
 
@@ -55,10 +54,29 @@ export async function writeRejects(s3: Bucket, sinkId: string, batchId: string, 
   await s3.put(rejectsKey(sinkId, batchId), lines.join('\n') + '\n', { contentType: NDJSON })
 }
 
-/** Deletes rejects files older than 7 days. */
-export async function sweepRejects(s3: Bucket, sinkId: string, now = Date.now()): Promise<number> {
+/** Rejects files one sweep deletes per sink at most: a backlog goes over several sweeps, each bounded. */
+export const REJECTS_SWEEP_LIMIT = 10_000
+
+/**
+ * Deletes the sink's rejects files last modified more than `keptMs` before `now` (at most `limit`),
+ * and says how many and how many bytes. The sink's rejects.rows_total is a counter in its row: it
+ * keeps counting. Run under the sink's lease, so no roll rewrites a file while it goes.
+ */
+export async function sweepRejects(
+  s3: Bucket,
+  sinkId: string,
+  keptMs: number,
+  now = Date.now(),
+  limit = REJECTS_SWEEP_LIMIT,
+): Promise<{ files: number; bytes: number }> {
   const old: string[] = []
-  for await (const o of s3.list(rejectsPrefix(sinkId))) if (now - o.lastModified.getTime() > REJECTS_KEPT_MS) old.push(o.key)
+  let bytes = 0
+  for await (const o of s3.list(rejectsPrefix(sinkId))) {
+    if (now - o.lastModified.getTime() <= keptMs) continue
+    old.push(o.key)
+    bytes += o.size
+    if (old.length >= limit) break
+  }
   if (old.length > 0) await s3.deleteMany(old)
-  return old.length
+  return { files: old.length, bytes }
 }

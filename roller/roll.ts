@@ -15,7 +15,7 @@ import type { RollReport, SinkView } from './api.ts'
 import { EndTick, listIntake, markerBody, receivedMicros, type IntakeObject } from './intake.ts'
 import type { Logger } from './log.ts'
 import { intakeRecords, recheckFor, storedBefore } from './recovery.ts'
-import { sweepRejects, unwritableLines, wholeBatchLine, writeRejects } from './rejects.ts'
+import { unwritableLines, wholeBatchLine, writeRejects } from './rejects.ts'
 import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
@@ -391,7 +391,9 @@ function logFoundAfterUnknown(ctx: RollContext, snapshotId: bigint, cause: Error
   ctx.log.warn('commit outcome was unknown; found it in the table', { snapshot_id: snapshotId.toString(), error: cause.message })
 }
 
-// 7. Delete the consumed batches, then the marker while reporting; sweep rejects older than 7 days.
+// 7. Delete the consumed batches, then the marker while reporting. Old rejects files go in the
+//    maintenance sweep (LHBOX_REJECTS_RETENTION_DAYS), not here: listing them on every roll would cost
+//    a roll O(rejects files kept).
 async function finishRoll(
   sink: SinkView,
   invariant: Invariant,
@@ -400,8 +402,6 @@ async function finishRoll(
   ctx: RollContext,
   started: number,
 ): Promise<RollResult> {
-  // Old rejects files are swept beside the rest: nothing here waits for it.
-  const swept = sweepRejects(ctx.bucket, sink.id).catch((err) => ctx.log.warn('rejects sweep failed', { error: String(err) }))
   const keyOf = new Map(checked.map((b) => [b.batchId, b.key]))
   for (const c of commits) {
     // One DeleteObjects request (a roll names at most 1,000 batches): a store may apply it in part,
@@ -453,7 +453,6 @@ async function finishRoll(
   const emptyMarkers = commits.flatMap((c) => (c.marker && c.snapshotId === null ? [c.marker] : []))
   await Promise.all([...invariant.settledMarkers, ...emptyMarkers].map((key) => ctx.bucket.delete(key).catch(() => undefined)))
   await ctx.checkpoint('settled-marker-delete')
-  await swept
   return { snapshotIds, batches: checked.length, rows, rejectedRows, repaired: invariant.repaired.length }
 }
 

@@ -453,7 +453,7 @@ describe('a roll, step by step', () => {
   })
 
   describe('7. deletes, report, sweep', () => {
-    it('deletes the batches, then the marker; reports what was consumed; sweeps rejects older than 7 days', async () => {
+    it('deletes the batches, then the marker; reports what was consumed; leaves old rejects to the maintenance sweep', async () => {
       const w = await world({ prepared: true })
       w.bucket.store(rejectsKey(SINK, 'ancient'), '{}\n', { lastModified: new Date(Date.now() - 8 * DAY) })
       w.bucket.store(rejectsKey(SINK, 'recent'), '{}\n', { lastModified: new Date(Date.now() - 6 * DAY) })
@@ -464,7 +464,7 @@ describe('a roll, step by step', () => {
       const snapshotId = currentSnapshot(w.catalog.current.metadata)!['snapshot-id'].toString()
 
       expect(result).toEqual({ snapshotIds: [snapshotId], batches: 2, rows: 2, rejectedRows: 1, repaired: 0 })
-      expect(leftovers(w)).toEqual({ intake: [], markers: [], rejects: ['b1', 'recent'] })
+      expect(leftovers(w)).toEqual({ intake: [], markers: [], rejects: ['ancient', 'b1', 'recent'] })
       expect(w.bucket.keys('_sink/snk_other/')).toEqual(['_sink/snk_other/x.ndjson'])
       expect(w.ledger.reports).toEqual([
         {
