@@ -10,6 +10,7 @@ import { ApiError, bucketFailure, catalogFailure, databaseFailure, envelope, una
 import { consoleRoutes } from './console/route.tsx'
 import { connectionRoutes } from './routes/connection.ts'
 import { openapi } from './openapi.ts'
+import { otlpRoutes } from './otlp/route.ts'
 import { health } from './routes/health.ts'
 import { icebergRest } from './iceberg-rest/router.ts'
 import { internalRoutes } from './routes/internal.ts'
@@ -83,6 +84,8 @@ export function createApp(open: OpenDatabase = workerDatabase) {
   // The send route first: POST /v1/sinks/{snk_…} takes a send key, never an API key.
   app.route('/', send)
   app.route('/', deviceRoutes)
+  // OpenTelemetry logs: OTLP's own answers (a Status body), the send route's path beneath.
+  app.route('/', otlpRoutes)
   app.route('/', sinkRoutes)
   app.route('/', sendKeyRoutes)
   app.route('/', usageRoutes)

@@ -70,6 +70,8 @@ interface Operation {
   statuses: Record<number, string>
   /** The schema of each success answer, by status. */
   answers?: Record<number, JsonSchema>
+  /** Answers also in application/x-protobuf (OTLP: in the request's encoding). */
+  protobuf?: boolean
 }
 
 /** What every operation of a kind of key may answer besides its own statuses. */
@@ -96,6 +98,7 @@ const UNAVAILABLE =
 const BAD_TABLE_PATH = 'invalid_request: the path is not <warehouse>.<namespace>.<table>'
 const SINK_NOT_FOUND = 'sink_not_found (another project’s sink is not found either)'
 const SINKS_DISABLED = 'sinks_disabled: sinks are switched off on this service (Retry-After; what was accepted waits); unavailable'
+const RATE_LIMITED = 'rate_limited: over the sink’s limits or its project’s ceiling (Retry-After, whole seconds; retry_after says the same); nothing was stored'
 const CATALOG_REFUSED = 'catalog_unauthorized: the warehouse’s catalog refused its token or credential (PATCH /v1/warehouses/{warehouse})'
 /** The query strings' numbers, as the routes read them (valibot sees strings there). */
 const LEASE_SECONDS = { type: 'integer', minimum: 10, maximum: 3600, default: 300 }
@@ -128,6 +131,35 @@ const DEVICE_OPERATION: Operation = {
     409: 'idempotency_key_reused (an Idempotency-Key sent again with other bytes), quota_exceeded',
     413: 'Over 16 MiB',
     415: 'unsupported_encoding: a Content-Encoding other than gzip',
+    503: SINKS_DISABLED,
+  },
+}
+
+/** OTLP/HTTP logs (edge/otlp/): the request and the answers in JSON or protobuf; a failure is a google.rpc.Status (JSON: with the envelope beside it). */
+const OTLP_LOGS_OPERATION: Operation = {
+  summary:
+    'OpenTelemetry logs (OTLP/HTTP ExportLogsServiceRequest, JSON or protobuf, gzip allowed): one row per log record through the otlp_logs preset; a retried export is stored once (batch id otlp:<SHA-256 of the body>, or Idempotency-Key)',
+  auth: 'device_key',
+  path: { sink_id: { type: 'string', pattern: '^snk_[0-9a-f]+$', description: 'The sink’s id (never its name)' } },
+  params: [{ ...IDEMPOTENCY_KEY, required: false, description: 'Optional: without it, otlp:<SHA-256 of the (decompressed) body>' }],
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': { schema: object({ resourceLogs: { type: 'array', items: OBJECT } }, []) },
+      'application/x-protobuf': { schema: { type: 'string', format: 'binary' } },
+    },
+  },
+  protobuf: true,
+  answers: {
+    200: object({ partialSuccess: object({ rejectedLogRecords: INTEGER, errorMessage: STRING }, []) }, []),
+  },
+  statuses: {
+    200: 'Stored (or a duplicate of an earlier export); partialSuccess.rejectedLogRecords counts the records that cannot be rows (a trace or span id of the wrong length, a time past 2262 for a nanosecond column)',
+    400: 'invalid_otlp (not an ExportLogsServiceRequest); malformed_json; malformed_gzip; invalid_idempotency_key',
+    409: 'otlp_table_mismatch: the sink’s table lacks the otlp_logs columns (command: the create line); idempotency_key_reused; quota_exceeded',
+    413: 'Over 16 MiB',
+    415: 'unsupported_media_type: not application/json or application/x-protobuf; unsupported_encoding: not gzip',
+    429: RATE_LIMITED,
     503: SINKS_DISABLED,
   },
 }
@@ -348,6 +380,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       requestBody: undefined,
     },
   },
+  '/v1/sinks/{sink_id}/otlp/v1/logs': { post: OTLP_LOGS_OPERATION },
   '/v1/sinks/{sink_id}/rejects': {
     get: {
       summary:
@@ -517,7 +550,10 @@ export function openApiDocument() {
       const responses: Record<string, unknown> = {}
       for (const [status, description] of Object.entries(statuses)) {
         const answer = Number(status) >= 400 ? { $ref: '#/components/schemas/Error' } : op.answers?.[Number(status)]
-        responses[status] = { description, ...(answer ? { content: json(answer) } : {}) }
+        const content = answer
+          ? { ...json(answer), ...(op.protobuf ? { 'application/x-protobuf': { schema: { type: 'string', format: 'binary' } } } : {}) }
+          : undefined
+        responses[status] = { description, ...(content ? { content } : {}) }
       }
       const parameters = [
         ...names.map((name) => {

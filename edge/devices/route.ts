@@ -23,7 +23,7 @@ const wrongKey = () =>
   new ApiError(401, 'unauthorized', 'give this sink’s send key as ?key=al_send_…, as the password of HTTP Basic auth, or as Authorization: Bearer')
 
 /** The key from Basic (the password; any user name), Bearer, or ?key=, in that order. */
-function sendKey(c: Context): string | null {
+export function sendKey(c: Context): string | null {
   const auth = c.req.header('authorization') ?? ''
   const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(auth)
   if (basic) {

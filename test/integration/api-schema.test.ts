@@ -305,7 +305,7 @@ parameters = ${toml(storage)}
   )
 
   it(
-    'finds nothing with a send key on the send route and the device route',
+    'finds nothing with a send key on the send route, the device route and the OTLP logs route',
     async () => {
       await expectClean('send', {
         key: sender.sink.sendKey,
@@ -317,6 +317,8 @@ parameters = ${toml(storage)}
           'POST /v1/sinks/{sink_id}/devices/{device_id}',
           '--include-name',
           'GET /v1/sinks/{sink_id}/devices/{device_id}',
+          '--include-name',
+          'POST /v1/sinks/{sink_id}/otlp/v1/logs',
         ],
       })
     },

@@ -1,0 +1,5 @@
+// otlp-logs.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../otlp-logs.test.ts')

@@ -1,0 +1,109 @@
+// The OTLP logs room's decoders and row mapping, against the bytes the OpenTelemetry JS SDK's own
+// serializers (@opentelemetry/otlp-transformer, what the exporters send) write for the same records.
+import { context, TraceFlags, trace } from '@opentelemetry/api'
+import { SeverityNumber } from '@opentelemetry/api-logs'
+import { JsonLogsSerializer, ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer'
+import { resourceFromAttributes } from '@opentelemetry/resources'
+import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs'
+import { describe, expect, it } from 'vitest'
+import { decodeJson } from '../../../edge/otlp/decode-json.ts'
+import { decodeProto } from '../../../edge/otlp/decode-proto.ts'
+import { rowsOf } from '../../../edge/otlp/row.ts'
+
+async function sdkRecords() {
+  const memory = new InMemoryLogRecordExporter()
+  const provider = new LoggerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'svc', n: 3 }),
+    processors: [new SimpleLogRecordProcessor({ exporter: memory })],
+  })
+  const logger = provider.getLogger('scope', '0.1')
+  const ctx = trace.setSpanContext(context.active(), { traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), traceFlags: TraceFlags.SAMPLED })
+  logger.emit({
+    timestamp: [1764763200, 123456789],
+    observedTimestamp: [1764763200, 5],
+    severityNumber: SeverityNumber.WARN,
+    severityText: 'W',
+    body: 'text',
+    context: ctx,
+  })
+  logger.emit({
+    timestamp: [1764763201, 0],
+    observedTimestamp: [1764763201, 0],
+    body: { a: [1, 2.5, 'x', true, null], b: { c: 'd' }, raw: new Uint8Array([0, 1, 2]) },
+    attributes: { k: 'v', i: -7, d: 0.25 },
+  })
+  await provider.forceFlush()
+  return memory.getFinishedLogRecords()
+}
+
+const lines = (ndjson: Uint8Array) => new TextDecoder().decode(ndjson).trim().split('\n')
+
+describe('decoding OTLP logs', () => {
+  it('reads the same records from the SDK’s protobuf and JSON', async () => {
+    const records = await sdkRecords()
+    const fromProto = decodeProto(ProtobufLogsSerializer.serializeRequest(records)!)
+    const fromJson = decodeJson(JsonLogsSerializer.serializeRequest(records)!)
+    expect(fromProto).toEqual(fromJson)
+    expect(fromProto).toHaveLength(2)
+    expect(fromProto[0]).toMatchObject({ timeUnixNano: 1764763200123456789n, observedTimeUnixNano: 1764763200000000005n, severityNumber: 13 })
+  })
+
+  it('maps records to rows: nanoseconds or microseconds, JSON text, hex ids', async () => {
+    const records = decodeProto(ProtobufLogsSerializer.serializeRequest(await sdkRecords())!)
+    const ns = rowsOf(records, { timeNs: true, observedNs: true })
+    expect([ns.rows, ns.rejected]).toEqual([2, 0])
+    const [first, second] = lines(ns.ndjson).map((l) => JSON.parse(l))
+    expect(first).toEqual({
+      time: '2025-12-03T12:00:00.123456789Z',
+      observed_time: '2025-12-03T12:00:00.000000005Z',
+      severity_number: 13,
+      severity_text: 'W',
+      body: 'text',
+      attributes: '{}',
+      resource: '{"service.name":"svc","n":3}',
+      scope: '{"name":"scope","version":"0.1","attributes":{}}',
+      service_name: 'svc',
+      trace_id: 'ab'.repeat(16),
+      span_id: 'cd'.repeat(8),
+    })
+    expect(JSON.parse(second.body)).toEqual({ a: [1, 2.5, 'x', true, null], b: { c: 'd' }, raw: 'AAEC' })
+    expect(second.attributes).toBe('{"k":"v","i":-7,"d":0.25}')
+    const us = rowsOf(records, { timeNs: false, observedNs: false })
+    expect(JSON.parse(lines(us.ndjson)[0])).toMatchObject({ time: '2025-12-03T12:00:00.123456Z', observed_time: '2025-12-03T12:00:00.000000Z' })
+  })
+
+  it('keeps 64-bit integers whole in JSON; counts a record with a bad id as rejected', () => {
+    const body = new TextEncoder().encode(
+      '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":18446744073709551615,"body":{"intValue":-9223372036854775808}},{"traceId":"abc0"}]}]}]}',
+    )
+    const records = decodeJson(body)
+    expect(records.map((r) => [r.timeUnixNano, r.body])).toEqual([
+      [18446744073709551615n, { int: -9223372036854775808n }],
+      [0n, null],
+    ])
+    // Past 2262 for nanoseconds: rejected; as microseconds it fits.
+    expect(rowsOf(records, { timeNs: true, observedNs: true })).toMatchObject({ rows: 0, rejected: 2 })
+    const us = rowsOf(records, { timeNs: false, observedNs: false })
+    expect([us.rows, us.rejected]).toEqual([1, 1])
+    expect(JSON.parse(lines(us.ndjson)[0]).body).toBe('-9223372036854775808')
+  })
+
+  it('refuses what is not OTLP with 400', () => {
+    const codeOf = (f: () => unknown) => {
+      try {
+        f()
+      } catch (err) {
+        return [(err as { status: number }).status, (err as { code: string }).code]
+      }
+      return null
+    }
+    expect(codeOf(() => decodeProto(new Uint8Array([0x0a, 0x05, 0x01])))).toEqual([400, 'invalid_otlp'])
+    expect(codeOf(() => decodeProto(new Uint8Array([0x0b])))).toEqual([400, 'invalid_otlp'])
+    expect(codeOf(() => decodeJson(new TextEncoder().encode('[1]')))).toEqual([400, 'invalid_otlp'])
+    expect(codeOf(() => decodeJson(new TextEncoder().encode('{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":1.5}]}]}]}')))).toEqual([
+      400,
+      'invalid_otlp',
+    ])
+    expect(codeOf(() => decodeJson(new TextEncoder().encode('{')))).toEqual([400, 'malformed_json'])
+  })
+})
