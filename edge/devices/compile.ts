@@ -10,6 +10,7 @@ import { valueConverter } from '../../iceberg/spec/values.ts'
 import { ApiError } from '../errors.ts'
 import { pointerTokens } from './json-span.ts'
 import { PRESETS } from './presets/index.ts'
+import { CREATE_LINE, PRESET as OTLP_PRESET } from '../otlp/preset.ts'
 import type { Mapping, Pointer, Preset, Require, Source } from './types.ts'
 
 /** What a form or query string becomes in its column: a number, a boolean, or left a string. */
@@ -122,6 +123,12 @@ export function compileDevice(input: { mapping: MappingInput | null; require: Re
   let mapping: Mapping | undefined
   if (input.mapping && 'preset' in input.mapping) {
     preset = PRESETS[input.mapping.preset]
+    // The OTLP route's preset names a table's columns, not a device mapping: say where it belongs.
+    if (input.mapping.preset === OTLP_PRESET)
+      throw invalid(
+        `${OTLP_PRESET} is the OpenTelemetry logs route's table (POST /v1/sinks/{id}/otlp/v1/logs), not a device mapping: leave the mapping out and create the table with: ${CREATE_LINE}`,
+        { command: CREATE_LINE },
+      )
     if (!preset) throw invalid(`no preset ${input.mapping.preset}; the presets are ${Object.keys(PRESETS).join(', ')}`, { presets: Object.keys(PRESETS) })
     const wrong = Object.entries(preset.columns).filter(([name, type]) => !fields.has(name) || !holds(fields.get(name)!.type, type))
     if (wrong.length > 0) {

@@ -21,7 +21,7 @@ import { FaultProxy } from '../support/fault-proxy.ts'
 import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { holdSink, tickInProcess } from '../support/roller.ts'
 import { warehouseId } from '../support/roller-check.ts'
-import { database, ledger, newSink, poll, uid, type Sink } from '../support/sinks.ts'
+import { createTable, database, ledger, newSink, poll, postSink, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 const HOLDER = `otlp-logs-${uid()}`
@@ -262,6 +262,13 @@ describe('OTLP failures, as OTLP clients expect them', () => {
     expect(res.body.message).toContain(res.body.error.command)
     const result = await exportWith(protoExporter(wrongTable), await records('wrong'))
     expect(result.code).toBe(1)
+  })
+
+  it('a sink asking for otlp_logs as a device mapping is told where the preset belongs (400 with the create line)', async () => {
+    const table = await createTable(stack().adminKey, { format_version: 3, columns: columns() })
+    const res = await postSink(stack().adminKey, { name: `s_${uid()}`, table, mapping: { preset: 'otlp_logs' } })
+    expect([res.status, res.body.error.code]).toEqual([400, 'mapping_invalid'])
+    expect(res.body.error.command).toContain('--column time:timestamptz_ns')
   })
 
   it('401 for a wrong key (a Status, in the request’s encoding), 403 for an API key', async () => {
