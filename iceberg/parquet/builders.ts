@@ -79,8 +79,9 @@ export class ColumnBuilder {
     capacity = INITIAL,
   ) {
     const w = layout === 'BYTE_ARRAY' || layout === 'values' ? 0 : width
-    // at least 8 bytes a value: the typed views over `bytes` need whole elements
-    this.bytes = new Uint8Array(Math.max(capacity, 1) * Math.max(w, 8))
+    // At least 8 bytes a value, and a whole number of 8-byte elements in all: the typed views over
+    // `bytes` need them (an 11-byte decimal(24, s) in a one-row batch would be 11 bytes otherwise).
+    this.bytes = new Uint8Array(Math.ceil((Math.max(capacity, 1) * Math.max(w, 8)) / 8) * 8)
     this.i32 = new Int32Array(this.bytes.buffer)
     this.f32 = new Float32Array(this.bytes.buffer)
     this.f64 = new Float64Array(this.bytes.buffer)

@@ -87,15 +87,18 @@ export async function api(stack: Stack, key: string, method: string, path: strin
 
 /**
  * A table (POST /v1/tables) and a sink on it (POST /v1/sinks). `spec` overrides the table's columns
- * (COLUMNS by default) and format version, e.g. a preset's columns on a v3 table.
+ * (COLUMNS by default; or a whole `schema` for nested types) and format version, e.g. a preset's
+ * columns on a v3 table.
  */
 export async function tableAndSink(
   b: BenchStack,
   table: string,
   sink: Record<string, unknown> = {},
-  spec: { columns?: Array<{ name: string; type: string }>; format_version?: 2 | 3 } = {},
+  spec: { columns?: Array<{ name: string; type: string }>; schema?: { fields: unknown[] }; format_version?: 2 | 3 } = {},
 ): Promise<{ id: string; sendKey: string; table: string }> {
-  await api(b.stack, b.apiKey, 'POST', '/v1/tables', { warehouse: b.warehouse, table, columns: COLUMNS, doc: 'benchmark table', ...spec })
+  // A whole schema (nested types) instead of columns: the route takes one of them.
+  const shape = spec.schema ? { schema: spec.schema } : { columns: spec.columns ?? COLUMNS }
+  await api(b.stack, b.apiKey, 'POST', '/v1/tables', { warehouse: b.warehouse, table, doc: 'benchmark table', ...spec, ...shape })
   const created = await api(b.stack, b.apiKey, 'POST', '/v1/sinks', { warehouse: b.warehouse, table, name: table.replace(/\W/g, '_'), ...sink })
   return { id: created.id, sendKey: created.send_key, table }
 }

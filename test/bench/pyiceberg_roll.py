@@ -6,7 +6,8 @@ by PyIceberg, in its own process, for a side-by-side rows/s and peak RSS.
 Creates --table with --source-table's schema (the sink's table after its first roll: the producer's
 columns plus __ingest_ts) and format version; lists the NDJSON objects under --prefix (copies of the
 batches the roller rolls, x-amz-meta-* kept), reads them from the bucket with pyarrow.fs.S3FileSystem
-on --threads threads, parses each with pyarrow.json (explicit schema from the table), sets
+on --threads threads, parses each with pyarrow.json (explicit schema from the table; dates, times
+and uuids read as text and converted, maps parsed with json: what pyarrow's reader cannot take), sets
 __ingest_ts to the object's x-amz-meta-received when pyarrow exposes it (else its Last-Modified),
 concatenates them in (Last-Modified, key) order, and commits ONE table.append. No row-by-row
 validation, no rejects, no markers: the plain library path.
@@ -30,9 +31,40 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from interop_common import add_connection_args, emit, load_catalog, main_guard  # noqa: E402
 
+import datetime  # noqa: E402
+import json  # noqa: E402
+import uuid  # noqa: E402
+
 import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
 import pyarrow.fs as pafs  # noqa: E402
 import pyarrow.json as pajson  # noqa: E402
+
+
+def as_read(t: pa.DataType) -> pa.DataType:
+    """The type pyarrow's JSON reader reads a column of type t as."""
+    if pa.types.is_date(t) or pa.types.is_time(t) or isinstance(t, pa.BaseExtensionType) or pa.types.is_fixed_size_binary(t):
+        return pa.string()
+    return t
+
+
+def convert(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The columns read as text converted to their types: dates by pyarrow's cast, times and uuids value by value."""
+    for i, name in enumerate(t.column_names):
+        want = schema.field(name).type
+        col = t.column(i)
+        if col.type == want or not pa.types.is_string(col.type) or pa.types.is_string(want) or pa.types.is_large_string(want):
+            continue
+        values = col.to_pylist() if not pa.types.is_date(want) else None
+        if pa.types.is_date(want):
+            new = pc.cast(col, want)
+        elif pa.types.is_time(want):
+            new = pa.array([None if v is None else datetime.time.fromisoformat(v) for v in values], type=want)
+        else:  # uuid: 16 bytes, as the table's extension type
+            storage = pa.array([None if v is None else uuid.UUID(v).bytes for v in values], type=pa.binary(16))
+            new = pa.ExtensionArray.from_storage(want, storage) if isinstance(want, pa.BaseExtensionType) else storage
+        t = t.set_column(i, pa.field(name, want), new)
+    return t
 
 
 def main() -> None:
@@ -60,7 +92,11 @@ def main() -> None:
     arrow_schema = schema.as_arrow()
     ingest = "__ingest_ts"
     producer_schema = pa.schema([f for f in arrow_schema if f.name != ingest])
-    parse = pajson.ParseOptions(explicit_schema=producer_schema, unexpected_field_behavior="ignore")
+    # pyarrow's JSON reader takes most types as they are; dates, times and uuids it reads as text (then
+    # converted), maps not at all (those columns are parsed from the lines with json, as a user would).
+    maps = [f for f in producer_schema if pa.types.is_map(f.type)]
+    parse_schema = pa.schema([pa.field(f.name, as_read(f.type)) for f in producer_schema if not pa.types.is_map(f.type)])
+    parse = pajson.ParseOptions(explicit_schema=parse_schema, unexpected_field_behavior="ignore")
     endpoint = a.s3_endpoint
     scheme = "https" if endpoint.startswith("https://") else "http"
     fs = pafs.S3FileSystem(
@@ -85,7 +121,11 @@ def main() -> None:
         with fs.open_input_stream(info.path) as f:
             data = f.read()
             meta = f.metadata() or {}
-        t = pajson.read_json(pa.BufferReader(data), parse_options=parse)
+        t = convert(pajson.read_json(pa.BufferReader(data), parse_options=parse), producer_schema)
+        if maps:
+            objects = [json.loads(line) for line in data.splitlines() if line.strip()]
+            for f in maps:
+                t = t.append_column(f, pa.array([None if o.get(f.name) is None else list(o[f.name].items()) for o in objects], type=f.type))
         received = next((v for k, v in meta.items() if k.lower() in ("x-amz-meta-received", "received")), None)
         source = "x-amz-meta-received"
         if received is None:

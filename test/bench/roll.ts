@@ -2,12 +2,11 @@
 //
 // One private stack (Postgres, pgbouncer, ws bridge, s3rver, wrangler dev of the edge) in a temporary
 // folder, loopback only. BENCH_RUNS times (default 3; test/bench/harness.ts), on fresh tables:
-//   - set-up (untimed): a table {id long, name string, ts timestamptz, amount decimal(18,2)} and a
-//     sink on it (roll_bytes 64 MiB, the most a sink allows); one small batch rolled first so the
+//   - set-up (untimed): a table of the schema's columns (narrow: {id long, name string, ts
+//     timestamptz, amount decimal(18,2)}) and a sink on it (roll_bytes 64 MiB, the most a sink allows); one small batch rolled first so the
 //     measured roll is a steady one (the first roll's __ingest_ts/properties commit is out of the
 //     way); then BENCH_BATCHES batches (default 400) of BENCH_ROWS_PER_BATCH rows (default 1,500:
-//     600,000 rows, ~58 MiB of NDJSON; common.ts rowJson rows, BENCH_ROW_PAD characters of padding
-//     added to each name, default 0) go through the send route, and the intake objects are copied
+//     600,000 rows, ~58 MiB of NDJSON for narrow; each schema has its own default) go through the send route, and the intake objects are copied
 //     (bytes and x-amz-meta-*) under _bench/roll-r<run>/ for PyIceberg — the roller deletes the
 //     originals once it has rolled them, and the two sides take turns going first;
 //   - ours: `roller/main.ts tick --force --sink <id>` (as `npm run roller -- tick --force` runs it),
@@ -22,6 +21,12 @@
 // /usr/bin/time. Prints the medians, the ratios and the load average.
 //
 //   BENCH_BATCHES=40 BENCH_ROWS_PER_BATCH=500 BENCH_RUNS=3 npm run bench:roll     (a quick look)
+//   npm run bench:roll -- --schema wide        (the shapes: test/bench/roll-schemas.ts; narrow by default)
+//
+// --schema NAME picks the rows' shape (narrow, mixed, wide, decimal, nested, long-strings): its
+// columns, its rows, the columns whose exact sums are checked, and its rows a batch (so 400 batches
+// stay under one roll). A third side, DuckDB's COPY of the same objects to one zstd Parquet file
+// (test/bench/duckdb_copy.py: no Iceberg commit, a floor), is read back by pyarrow and checked too.
 //
 // BENCH_ROLL_PROFILE=1 (or --profile) adds one more round of the same batches rolled under
 // --cpu-prof after the measured runs and prints the roller's top functions (self and inclusive
@@ -31,11 +36,10 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
-import { benchStack, fmt, rowJson, tableAndSink, type BenchStack } from './common.ts'
+import { benchStack, fmt, tableAndSink, type BenchStack } from './common.ts'
 import {
   apiLossless,
   BENCH_DIR,
-  centsText,
   copyIntake,
   envInt,
   lastJson,
@@ -43,7 +47,6 @@ import {
   num,
   printSummary,
   rollerTick,
-  rowFigures,
   runBench,
   sendBatches,
   sideBySide,
@@ -51,42 +54,62 @@ import {
   type Batch,
   type Expected,
 } from './harness.ts'
+import { ROLL_SCHEMAS, unitsText, type RollSchema } from './roll-schemas.ts'
 
 const MiB = 1024 * 1024
 /** The most a sink's roll_bytes may be (edge/sink-rules.ts): every batch must fit in one roll. */
 const ROLL_BYTES = 64 * MiB
 const MAX_BATCHES = 1000
+const schemaArg = process.argv.indexOf('--schema')
+const SCHEMA: RollSchema = (() => {
+  const name = schemaArg > 0 ? process.argv[schemaArg + 1] : 'narrow'
+  const found = ROLL_SCHEMAS[name]
+  if (!found) throw new Error(`--schema ${name}: one of ${Object.keys(ROLL_SCHEMAS).join(', ')}`)
+  return found
+})()
 const BATCHES = envInt('BENCH_BATCHES', 400)
-const ROWS_PER_BATCH = envInt('BENCH_ROWS_PER_BATCH', 1500)
-const PAD = Number(process.env.BENCH_ROW_PAD ?? 0)
+const ROWS_PER_BATCH = envInt('BENCH_ROWS_PER_BATCH', SCHEMA.rowsPerBatch)
 const THREADS = 8
 const PROFILE = process.env.BENCH_ROLL_PROFILE === '1' || process.argv.includes('--profile')
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 
-/** The batches: rows 1.. of rowJson, ROWS_PER_BATCH a batch (the same input every run). */
+/** The batches: rows 1.. of the schema, ROWS_PER_BATCH a batch (the same input every run). */
 function* batches(prefix: string): Generator<Batch & { lines: string[] }> {
   let id = 1
   for (let i = 0; i < BATCHES; i++) {
-    const lines = Array.from({ length: ROWS_PER_BATCH }, () => rowJson(id++, PAD))
+    const lines = Array.from({ length: ROWS_PER_BATCH }, () => SCHEMA.row(id++).json)
     yield { id: `${prefix}-${String(i).padStart(4, '0')}`, body: `[${lines.join(',')}]`, lines }
   }
 }
 
-/** What the rows add up to: count, NDJSON bytes (as the intake stores them), sum(id), sum(amount). */
-function figures(lines: Iterable<string>): { rows: number; bytes: number; ids: bigint; cents: bigint } {
-  const f = { rows: 0, bytes: 0, ids: 0n, cents: 0n }
-  for (const l of lines) {
-    const { id, cents } = rowFigures(l)
+type Figures = { rows: number; bytes: number; sums: Record<string, bigint> }
+
+/** What rows `from`..`to` add up to: count, NDJSON bytes (as the intake stores them), each summed column. */
+function figures(from: number, to: number): Figures {
+  const f: Figures = { rows: 0, bytes: 0, sums: Object.fromEntries(Object.keys(SCHEMA.summed).map((c) => [c, 0n])) }
+  for (let id = from; id <= to; id++) {
+    const row = SCHEMA.row(id)
     f.rows++
-    f.bytes += Buffer.byteLength(l) + 1
-    f.ids += id
-    f.cents += cents
+    f.bytes += Buffer.byteLength(row.json) + 1
+    for (const [c, v] of Object.entries(row.sums)) f.sums[c] += v
   }
   return f
 }
 
-const expectOf = (f: { rows: number; ids: bigint; cents: bigint }): Expected => ({ rows: f.rows, sums: { id: f.ids.toString(), amount: centsText(f.cents) } })
+const expectOf = (f: Figures): Expected => ({
+  rows: f.rows,
+  sums: Object.fromEntries(Object.entries(SCHEMA.summed).map(([c, scale]) => [c, unitsText(f.sums[c], scale)])),
+})
+
+/** The table's shape as POST /v1/tables takes it: columns, or a whole schema for nested types. */
+const tableSpec = (s: RollSchema) =>
+  s.nested
+    ? {
+        schema: { fields: s.columns.map((c, i) => ({ id: i + 1, name: c.name, type: c.type, required: c.required ?? false, doc: c.doc })) },
+        format_version: s.formatVersion,
+      }
+    : { columns: s.columns as Array<{ name: string; type: string }>, format_version: s.formatVersion }
 
 // ---- the CPU profile ---------------------------------------------------------------------------------
 
@@ -185,19 +208,16 @@ async function main(): Promise<void> {
   const b = startBench('bench:roll', (PROFILE ? 60 : 45) * 60_000)
   await runBench(b, async () => {
     if (BATCHES > MAX_BATCHES) throw new Error(`BENCH_BATCHES=${BATCHES}: a roll takes ${MAX_BATCHES} batches at most`)
-    const warmup = rowJson(0, PAD)
-    const sent = figures(
-      (function* () {
-        for (const batch of batches('x')) yield* batch.lines
-      })(),
-    )
+    const warmup = SCHEMA.row(0).json
+    const sent = figures(1, BATCHES * ROWS_PER_BATCH)
     if (sent.bytes > ROLL_BYTES) {
       throw new Error(
-        `${fmt(sent.rows)} rows are ${(sent.bytes / MiB).toFixed(1)} MiB of NDJSON, past a sink's roll_bytes (${ROLL_BYTES / MiB} MiB at most): one roll cannot take them all. Lower BENCH_BATCHES, BENCH_ROWS_PER_BATCH or BENCH_ROW_PAD.`,
+        `${fmt(sent.rows)} rows are ${(sent.bytes / MiB).toFixed(1)} MiB of NDJSON, past a sink's roll_bytes (${ROLL_BYTES / MiB} MiB at most): one roll cannot take them all. Lower BENCH_BATCHES or BENCH_ROWS_PER_BATCH.`,
       )
     }
-    const w = figures([warmup]) // the roller's table also holds the warm-up row
-    const expected = { ours: expectOf({ rows: sent.rows + w.rows, ids: sent.ids + w.ids, cents: sent.cents + w.cents }), pyiceberg: expectOf(sent) }
+    const w = figures(0, 0) // the roller's table also holds the warm-up row
+    const withWarmup = { rows: sent.rows + w.rows, bytes: 0, sums: Object.fromEntries(Object.entries(sent.sums).map(([c, v]) => [c, v + w.sums[c]])) }
+    const expected = { ours: expectOf(withWarmup), pyiceberg: expectOf(sent) }
 
     const python = await ensureVenv()
     const bs: BenchStack = await benchStack('bench-roll', b.cleanup, b.log)
@@ -207,7 +227,7 @@ async function main(): Promise<void> {
     const results = await sideBySide<RunCtx>(b, {
       catalogArgs,
       prepare: async (run) => {
-        const sink = await tableAndSink(bs, `bench.roll_r${run}`, { roll_bytes: ROLL_BYTES })
+        const sink = await tableAndSink(bs, `bench.roll_r${run}`, { roll_bytes: ROLL_BYTES }, tableSpec(SCHEMA))
         // A first small roll: the sink's first-roll commit (__ingest_ts, properties) is not measured.
         await sendBatches(bs, sink, [{ id: 'warmup', body: `[${warmup}]` }])
         const first = await rollerTick(bs, sink.id)
@@ -294,6 +314,48 @@ async function main(): Promise<void> {
         },
         check: (c) => ({ side: 'pyiceberg', table: c.pyTable, expected: expected.pyiceberg }),
       },
+      others: [
+        {
+          name: 'duckdb COPY (no commit)',
+          run: async (c, run) => {
+            const m = await measured(
+              python,
+              [
+                join(BENCH_DIR, 'duckdb_copy.py'),
+                ...catalogArgs,
+                '--source-table',
+                c.sink.table,
+                '--bucket',
+                bs.stack.s3.bucket,
+                '--prefix',
+                c.copyPrefix,
+                '--out',
+                `_bench/duckdb-r${run}.parquet`,
+                ...Object.keys(SCHEMA.summed).flatMap((col) => ['--sum', col]),
+              ],
+              { env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1' }, timeoutMs: 15 * 60_000, what: 'duckdb_copy.py' },
+            )
+            const out = lastJson(m.stdout, 'duckdb_copy.py')
+            // pyarrow read DuckDB's file back: the same rows and sums PyIceberg's table must hold.
+            const want = expected.pyiceberg
+            const wrong = [
+              ...(num(out.rows) !== want.rows ? [`${out.rows} rows, expected ${want.rows}`] : []),
+              ...Object.entries(want.sums)
+                .filter(([col, v]) => String(out.sums[col]) !== v)
+                .map(([col, v]) => `sum(${col}) ${out.sums[col]}, expected ${v}`),
+            ]
+            if (num(out.batches) !== BATCHES) wrong.push(`${out.batches} objects read, expected ${BATCHES}`)
+            if (wrong.length) throw new Error(`READ-BACK MISMATCH — DuckDB's file: ${wrong.join('; ')}`)
+            return {
+              workSeconds: num(out.seconds.work),
+              wallSeconds: m.wallSeconds,
+              maxRssKib: m.maxRssKib,
+              extra: { 'process cpu s': m.cpuSeconds, 'copy s': num(out.seconds.copy), 'file MiB': num(out.file_bytes) / MiB },
+            }
+          },
+          check: () => null,
+        },
+      ],
     })
 
     let profileLines: string[] = []
@@ -313,10 +375,11 @@ async function main(): Promise<void> {
 
     printSummary(b, {
       title: [
-        `bench:roll — one roll of ${BATCHES} batches × ${fmt(ROWS_PER_BATCH)} rows = ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON {id long, name string, ts timestamptz, amount decimal(18,2)} + __ingest_ts, read from the bucket → one committed snapshot`,
+        `bench:roll — one roll of ${BATCHES} batches × ${fmt(ROWS_PER_BATCH)} rows = ${fmt(sent.rows)} rows, ${(sent.bytes / MiB).toFixed(2)} MiB NDJSON, schema ${SCHEMA.name}: ${SCHEMA.about} + __ingest_ts, read from the bucket → one committed snapshot`,
       ],
       rows: sent.rows,
       names: { ours: 'ours (roller)', baseline: `pyiceberg (${THREADS} threads)` },
+      target: 1.3,
       results,
       notes: [
         'ours: the roll’s last_roll.seconds (read, validate, write, commit, delete the batches); pyiceberg: list, read+parse on threads, one table.append',

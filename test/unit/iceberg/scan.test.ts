@@ -403,6 +403,22 @@ describe('the ingest scanner ≡ parseLossless + toRow', () => {
     expect(rows[1]).toMatchObject({ req: 1n, l: null, s: null, wd: 42 })
   })
 
+  it('fixed-width values of 9 to 15 bytes (decimal(19..37), fixed[n]) in batches of any row count', () => {
+    const field = (id: number, name: string, type: string) => ({ id, name, type, required: false })
+    const schema: Schema = {
+      type: 'struct',
+      'schema-id': 0,
+      fields: [field(1, 'd24', 'decimal(24, 4)'), field(2, 'd30', 'decimal(30, 8)'), field(3, 'fx11', 'fixed[11]'), field(4, INGEST, 'timestamptz')],
+    }
+    for (const n of [1, 3, 5]) {
+      const body = utf8.encode(
+        Array.from({ length: n }, (_, i) => `{"d24": "-${i}12345678901234567.1234", "d30": ${i}.5, "fx11": "aGVsbG8gd29ybGQ="}`).join('\n'),
+      )
+      expect(scanned(body, schema, 2)).toEqual(reference(body, schema, 2))
+      expect(scanned(body, schema, 2)).toMatchObject({ lines: n, rejected: [] })
+    }
+  })
+
   it('a rejected row leaves nothing in the columns', () => {
     const schema = schemaFor(2)
     const body = utf8.encode('{"req": 1, "s": "a"}\n{"s": "b", "l": 5}\n{"req": 2, "s": "c", "zzz": 1}\n{"req": 3}\n')
