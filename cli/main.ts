@@ -1,6 +1,7 @@
 // lhbox: the operator's and producer's command line. Errors print "error: <code>: <message>" and exit 1.
 import { parseArgs } from 'node:util'
 import { connect } from './commands/connect.ts'
+import { mcp } from './commands/mcp.ts'
 import { sink, SINK_FLAGS } from './commands/sink.ts'
 import { table, TABLE_FLAGS } from './commands/table.ts'
 import { usage } from './commands/usage.ts'
@@ -62,6 +63,9 @@ const USAGE = `lhbox <command> [options]
   connect                        the catalog connection per warehouse, and where sinks take rows
   usage                          this month's ingest_bytes, by sink
   health                         GET /healthz
+  mcp                            serves the edge's MCP tools over stdio (list_sinks, describe_sink,
+                                 send_rows, get_rejects, sample_rows) with LHBOX_API_KEY, else
+                                 LHBOX_SEND_KEY; each call goes to <LHBOX_URL>/mcp
 
 <sink> is a sink's name or id (snk_…).
 Options: --url URL (LHBOX_URL), --api-key KEY (LHBOX_API_KEY), --json`
@@ -103,6 +107,10 @@ export async function main(argv: string[], out = (s: string) => console.log(s), 
         return 0
       case 'usage':
         out(await usage(conn(), rest, values))
+        return 0
+      case 'mcp':
+        // stdout is the protocol's: nothing else is printed on it.
+        await mcp(conn())
         return 0
       case 'health':
         out(JSON.stringify(await api(conn(), 'GET', '/healthz')))

@@ -14,6 +14,7 @@ import { otlpRoutes } from './otlp/route.ts'
 import { health } from './routes/health.ts'
 import { icebergRest } from './iceberg-rest/router.ts'
 import { internalRoutes } from './routes/internal.ts'
+import { mcpRoutes } from './mcp/route.ts'
 import { keys } from './routes/keys.ts'
 import { send } from './routes/send.ts'
 import { sendKeyRoutes } from './routes/send-keys.ts'
@@ -92,6 +93,8 @@ export function createApp(open: OpenDatabase = workerDatabase) {
   app.route('/', connectionRoutes)
   // The Iceberg REST catalog: its own error model (the REST spec's), its own 404 and 405.
   app.route('/iceberg', icebergRest)
+  // The Model Context Protocol: a thin layer over the same sends, views and catalog reads (edge/mcp/).
+  app.route('/', mcpRoutes)
   app.route('/', internalRoutes)
   app.route('/', consoleRoutes)
 

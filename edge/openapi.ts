@@ -55,7 +55,7 @@ import {
   USAGE,
   WAREHOUSE,
 } from './openapi-shapes.ts'
-type Auth = 'api_key' | 'send_key' | 'device_key' | 'bootstrap' | null
+type Auth = 'api_key' | 'send_key' | 'device_key' | 'mcp' | 'bootstrap' | null
 
 interface Operation {
   summary: string
@@ -74,6 +74,12 @@ interface Operation {
   protobuf?: boolean
 }
 
+/** Where a kind of key takes more than its own scheme. */
+const SECURITY: Partial<Record<Exclude<Auth, null>, Record<string, never[]>[]>> = {
+  device_key: [{ send_key: [] }, { send_key_basic: [] }, { send_key_query: [] }],
+  mcp: [{ api_key: [] }, { send_key: [] }],
+}
+
 /** What every operation of a kind of key may answer besides its own statuses. */
 const AUTH_ERRORS: Record<Exclude<Auth, null>, Record<number, string>> = {
   api_key: {
@@ -87,6 +93,9 @@ const AUTH_ERRORS: Record<Exclude<Auth, null>, Record<number, string>> = {
   device_key: {
     401: 'unauthorized: no send key (?key=, Basic password or Bearer), a wrong one, or no such sink (answered alike)',
     403: 'send_only: an API key (this route takes the sink’s send key only)',
+  },
+  mcp: {
+    401: 'unauthorized: no key, an unknown or revoked API key, or a send key of no live sink (WWW-Authenticate: Bearer)',
   },
   // Any other credential, none included, is refused alike (the internal routes are never served publicly).
   bootstrap: { 403: 'forbidden: not the bootstrap secret' },
@@ -164,7 +173,47 @@ const OTLP_LOGS_OPERATION: Operation = {
   },
 }
 
+/** POST /mcp (edge/mcp/): one JSON-RPC 2.0 request or notification of the Model Context Protocol, answered in JSON. */
+const MCP_OPERATION: Operation = {
+  summary:
+    'The Model Context Protocol (streamable HTTP, stateless, JSON answers): tools list_sinks, describe_sink, send_rows, get_rejects, sample_rows; levels per tool as on their routes (a send key: send_rows to its own sink only). A tool’s refusal is a result with isError and the envelope plus status in its text',
+  auth: 'mcp',
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required: ['jsonrpc', 'method'],
+          properties: { jsonrpc: { const: '2.0' }, id: { anyOf: [STRING, INTEGER] }, method: STRING, params: OBJECT },
+          additionalProperties: false,
+        },
+      },
+    },
+  },
+  answers: {
+    200: {
+      type: 'object',
+      required: ['jsonrpc'],
+      properties: {
+        jsonrpc: { const: '2.0' },
+        id: { anyOf: [STRING, INTEGER, { type: 'null' }] },
+        result: OBJECT,
+        error: object({ code: INTEGER, message: STRING }, []),
+      },
+    },
+  },
+  statuses: {
+    200: 'The JSON-RPC answer to a request (a method or tool it does not know is a JSON-RPC error here, as MCP says)',
+    202: 'A notification, taken (no body)',
+    400: 'malformed_json; invalid_request: not one JSON-RPC 2.0 request or notification, or an MCP-Protocol-Version it does not speak',
+    413: 'Over 32 MiB (16 MiB of rows and their JSON-RPC envelope)',
+    415: 'unsupported_media_type: not application/json; unsupported_encoding: not gzip',
+  },
+}
+
 const OPERATIONS: Record<string, Record<string, Operation>> = {
+  '/mcp': { post: MCP_OPERATION },
   '/healthz': {
     get: {
       summary: 'The database and the bucket answer',
@@ -565,7 +614,7 @@ export function openApiDocument() {
       paths[path][method] = {
         summary: op.summary,
         ...(op.level ? { 'x-level': op.level } : {}),
-        ...(op.auth ? { security: op.auth === 'device_key' ? [{ send_key: [] }, { send_key_basic: [] }, { send_key_query: [] }] : [{ [op.auth]: [] }] } : {}),
+        ...(op.auth ? { security: SECURITY[op.auth] ?? [{ [op.auth]: [] }] } : {}),
         ...(parameters.length ? { parameters } : {}),
         ...(op.body ? { requestBody: { required: true, content: json('kind' in op.body ? schema(op.body as GenericSchema) : op.body) } } : {}),
         ...(op.requestBody ? { requestBody: op.requestBody } : {}),

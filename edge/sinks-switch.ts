@@ -9,7 +9,12 @@ import { ApiError } from './errors.ts'
 export const SINKS_OFF =
   'sinks are switched off on this service: nothing is accepted or rolled now; batches already accepted are kept and roll once they are back on'
 
+/** 503 sinks_disabled while sinks are off (the MCP tool send_rows asks it too). */
+export function assertSinksOn(env: AppEnv['Bindings']): void {
+  if (!sinksEnabled(env)) throw new ApiError(503, 'sinks_disabled', `${SINKS_OFF}; retry later`, {}, { 'Retry-After': '60' })
+}
+
 export const requireSinksOn: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (!sinksEnabled(c.env)) throw new ApiError(503, 'sinks_disabled', `${SINKS_OFF}; retry later`, {}, { 'Retry-After': '60' })
+  assertSinksOn(c.env)
   await next()
 }

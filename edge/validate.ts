@@ -21,7 +21,7 @@ export const jsonObject = <S extends v.GenericSchema>(schema: S) => v.pipe(v.cus
 
 export const record = <K extends Parameters<typeof v.record>[0], V extends Parameters<typeof v.record>[1]>(key: K, value: V) => jsonObject(v.record(key, value))
 
-function invalid(issues: v.BaseIssue<unknown>[]): ApiError {
+export function invalid(issues: v.BaseIssue<unknown>[]): ApiError {
   const first = issues[0]
   const path = first?.path?.map((p) => String(p.key)).join('.')
   const message = path ? `${path}: ${first.message}` : (first?.message ?? 'invalid request')

@@ -103,6 +103,24 @@ export const RejectsQuery = v.object({
 export const sinkRejects = (c: Context<AppEnv>, row: SinkRow, q: v.InferOutput<typeof RejectsQuery>, limit: number) =>
   readRejects(sinkBucket(c, row), row.id, { reason: q.reason, batchId: q.batch_id, cursor: q.cursor === undefined ? undefined : decodeCursor(q.cursor), limit })
 
+/** The answer of GET /v1/sinks/{id}/rejects as JSON text, spliced (the MCP tool get_rejects answers it too). */
+export async function rejectsText(c: Context<AppEnv>, ref: string, q: v.InferOutput<typeof RejectsQuery>): Promise<string> {
+  const page = await sinkRejects(c, await findSink(c, ref), q, q.limit)
+  const next = page.next ? JSON.stringify(encodeCursor(page.next)) : 'null'
+  return `{"rejects":[${page.lines.join(',')}],"next_cursor":${next}}`
+}
+
+/** The answer of GET /v1/sinks: a page of the project's sinks (the MCP tool list_sinks answers it too). */
+export async function sinkList(c: Context<AppEnv>, q: v.InferOutput<typeof ListSinksQuery>) {
+  const page = await sinkPage(await c.var.db(), c.var.principal.projectId, {
+    warehouse: q.warehouse,
+    includeDeleted: q.include_deleted === 'true',
+    cursor: q.cursor,
+    limit: q.limit,
+  })
+  return { sinks: page.rows.map((r) => sinkView(r, origin(c))), next_cursor: page.next, ...switchedOff(c) }
+}
+
 /**
  * The table a sink create brings along (`columns`, `partition`, `format_version`), as it will be made:
  * its request and the metadata the sink's checks read. Null when the body names an existing table
@@ -134,13 +152,13 @@ async function plannedTable(
 }
 
 /** While the switch is off, the control plane says so beside every sink it shows. */
-const switchedOff = (c: Context<AppEnv>) => (sinksEnabled(c.env) ? {} : { sinks_enabled: false, notice: SINKS_OFF })
+export const switchedOff = (c: Context<AppEnv>) => (sinksEnabled(c.env) ? {} : { sinks_enabled: false, notice: SINKS_OFF })
 
 /**
  * The sink's table. A missing table (or namespace) is the spec's 404 table_not_found with the
  * namespace's tables; any other catalog failure goes to onError like everywhere else.
  */
-async function loadSinkTable(c: Context<AppEnv>, w: WarehouseRow, table: string): Promise<LoadedTable> {
+export async function loadSinkTable(c: Context<AppEnv>, w: WarehouseRow, table: string): Promise<LoadedTable> {
   const [namespace, name] = table.split('.')
   const catalog = await catalogFor(c.env, await c.var.db(), w)
   try {
@@ -264,15 +282,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     return c.json({ ...sinkView(row, origin(c)), ...(feed ? {} : { send_key: sendKey }), iam_writes: [], ...(hint ? { docs_hint: hint } : {}) }, 201)
   })
   .get('/v1/sinks', requireKey('read'), async (c) => {
-    const q = query(c, ListSinksQuery)
-    const db = await c.var.db()
-    const page = await sinkPage(db, c.var.principal.projectId, {
-      warehouse: q.warehouse,
-      includeDeleted: q.include_deleted === 'true',
-      cursor: q.cursor,
-      limit: q.limit,
-    })
-    return c.json({ sinks: page.rows.map((r) => sinkView(r, origin(c))), next_cursor: page.next, ...switchedOff(c) })
+    return c.json(await sinkList(c, query(c, ListSinksQuery)))
   })
   .get('/v1/sinks/:sink', requireKey('read'), async (c) => c.json({ ...sinkView(await findSink(c, c.req.param('sink')), origin(c)), ...switchedOff(c) }))
   .patch('/v1/sinks/:sink', requireKey('write'), async (c) => {
@@ -316,9 +326,7 @@ export const sinkRoutes = new Hono<AppEnv>()
   // spliced, never a JSON.parse and stringify of the rows (lossless numbers).
   .get('/v1/sinks/:sink/rejects', requireKey('read'), async (c) => {
     const q = query(c, RejectsQuery)
-    const page = await sinkRejects(c, await findSink(c, c.req.param('sink')), q, q.limit)
-    const next = page.next ? JSON.stringify(encodeCursor(page.next)) : 'null'
-    return c.body(`{"rejects":[${page.lines.join(',')}],"next_cursor":${next}}`, 200, { 'content-type': 'application/json' })
+    return c.body(await rejectsText(c, c.req.param('sink'), q), 200, { 'content-type': 'application/json' })
   })
   .delete('/v1/sinks/:sink', requireKey('write'), async (c) => {
     const row = await findSink(c, c.req.param('sink'))

@@ -112,6 +112,15 @@ function tableView(warehouse: string, t: LoadedTable) {
   }
 }
 
+/** The answer of GET /v1/tables/{path}/sample as JSON text (the MCP tool sample_rows answers it too). */
+export async function tableSample(c: Context<AppEnv>, path: string, limit: number): Promise<string> {
+  const { warehouse, namespace, name } = parseTablePath(path)
+  const { catalog } = await catalogOf(c, warehouse)
+  const sample = await sampleRows(await catalog.loadTable({ namespace, name }), limit)
+  const head = JSON.stringify({ warehouse, table: `${namespace.join('.')}.${name}`, snapshot_id: sample.snapshotId, file: sample.file })
+  return `${head.slice(0, -1)},"rows":[${sample.rows.join(',')}]}`
+}
+
 export const tableRoutes = new Hono<AppEnv>()
   .post('/v1/tables', requireKey('write'), async (c) => {
     const body = await jsonBody(c, CreateTable)
@@ -148,11 +157,7 @@ export const tableRoutes = new Hono<AppEnv>()
   // The rows as JSON text, spliced (never a JSON.parse and stringify: lossless numbers).
   .get('/v1/tables/:path/sample', requireKey('read'), async (c) => {
     const q = query(c, SampleQuery)
-    const { warehouse, namespace, name } = parseTablePath(c.req.param('path'))
-    const { catalog } = await catalogOf(c, warehouse)
-    const sample = await sampleRows(await catalog.loadTable({ namespace, name }), q.limit)
-    const head = JSON.stringify({ warehouse, table: `${namespace.join('.')}.${name}`, snapshot_id: sample.snapshotId, file: sample.file })
-    return c.body(`${head.slice(0, -1)},"rows":[${sample.rows.join(',')}]}`, 200, { 'content-type': 'application/json' })
+    return c.body(await tableSample(c, c.req.param('path'), q.limit), 200, { 'content-type': 'application/json' })
   })
   .patch('/v1/tables/:path/docs', requireKey('write'), async (c) => {
     const { warehouse, namespace, name } = parseTablePath(c.req.param('path'))
