@@ -2,7 +2,7 @@
 // span ids as hex, enums as integers) → log records. Parsed with lossless-json, never JSON.parse:
 // timeUnixNano and intValue pass 2^53. Field names in lowerCamelCase, the proto names also taken
 // (proto3 JSON parsers accept both); unknown fields are ignored, as the OTLP spec asks.
-import { isLosslessNumber, parse } from 'lossless-json'
+import { parse } from 'lossless-json'
 import { ApiError } from '../errors.ts'
 import type { AnyValue, KeyValue, LogRecord, Scope } from './records.ts'
 
@@ -10,7 +10,18 @@ const invalid = (why: string) => new ApiError(400, 'invalid_otlp', `the body is 
 
 type Obj = Record<string, unknown>
 
-const snake = (camel: string) => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+const SNAKE = new Map<string, string>()
+const snake = (camel: string) => {
+  let name = SNAKE.get(camel)
+  if (name === undefined) SNAKE.set(camel, (name = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)))
+  return name
+}
+
+/** A JSON number's text as sent (lossless-json's own LosslessNumber checks each one again; the scanner has). */
+class NumberText {
+  constructor(readonly value: string) {}
+}
+const isNumber = (v: unknown): v is NumberText => v instanceof NumberText
 
 /** A member by its JSON name or its proto name; null is absent. */
 function member(o: Obj, name: string): unknown {
@@ -19,7 +30,7 @@ function member(o: Obj, name: string): unknown {
 }
 
 function object(v: unknown, where: string): Obj {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || isLosslessNumber(v)) throw invalid(`${where} should be an object`)
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || isNumber(v)) throw invalid(`${where} should be an object`)
   return v as Obj
 }
 
@@ -41,7 +52,7 @@ function str(o: Obj, name: string, where: string): string {
 function int64(o: Obj, name: string, where: string, unsigned: boolean): bigint {
   const v = member(o, name)
   if (v === undefined) return 0n
-  const t = isLosslessNumber(v) ? v.value : typeof v === 'string' ? v : null
+  const t = isNumber(v) ? v.value : typeof v === 'string' ? v : null
   if (t === null || !/^-?\d+$/.test(t)) throw invalid(`${where}.${name} should be an integer (a number or a decimal string)`)
   const n = BigInt(t)
   if (unsigned ? BigInt.asUintN(64, n) !== n : BigInt.asIntN(64, n) !== n) throw invalid(`${where}.${name} is out of range`)
@@ -96,13 +107,7 @@ function anyValue(v: unknown, where: string): AnyValue {
   if (member(o, 'intValue') !== undefined) out = { int: int64(o, 'intValue', where, false) }
   if (member(o, 'doubleValue') !== undefined) {
     const d = member(o, 'doubleValue')
-    const x = isLosslessNumber(d)
-      ? Number(d.value)
-      : typeof d === 'string' && Object.hasOwn(DOUBLES, d)
-        ? DOUBLES[d]
-        : typeof d === 'string'
-          ? Number(d)
-          : Number.NaN
+    const x = isNumber(d) ? Number(d.value) : typeof d === 'string' && Object.hasOwn(DOUBLES, d) ? DOUBLES[d] : typeof d === 'string' ? Number(d) : Number.NaN
     if (Number.isNaN(x) && !(typeof d === 'string' && d === 'NaN')) throw invalid(`${where}.doubleValue should be a number`)
     out = { double: x }
   }
@@ -147,7 +152,7 @@ function logRecord(v: unknown, where: string, resource: KeyValue[], scope: Scope
 export function decodeJson(body: Uint8Array): LogRecord[] {
   let root: unknown
   try {
-    root = parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body))
+    root = parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body), null, (text) => new NumberText(text))
   } catch (err) {
     throw new ApiError(400, 'malformed_json', `malformed JSON: ${(err as Error).message}`)
   }

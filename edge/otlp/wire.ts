@@ -9,7 +9,22 @@ const malformed = (why: string) => new ApiError(400, 'invalid_otlp', `the body i
 /** One field as read: its number, wire type, and its value (varint and fixed as bigint, length-delimited as bytes). */
 export type Field = { no: number; wire: 0; value: bigint } | { no: number; wire: 1 | 5; value: bigint } | { no: number; wire: 2; value: Uint8Array }
 
-function varint(b: Uint8Array, at: { i: number }): bigint {
+/** A varint as a number when it fits 28 bits (keys, lengths, small values: the common case), else as bigint. */
+function varintSmall(b: Uint8Array, at: { i: number }): number | bigint {
+  let result = 0
+  for (let k = 0; k < 4; k++) {
+    if (at.i + k >= b.length) throw malformed('a varint runs past the end')
+    const byte = b[at.i + k]
+    result |= (byte & 0x7f) << (7 * k)
+    if ((byte & 0x80) === 0) {
+      at.i += k + 1
+      return result
+    }
+  }
+  return varintBig(b, at)
+}
+
+function varintBig(b: Uint8Array, at: { i: number }): bigint {
   let result = 0n
   for (let shift = 0n; shift < 70n; shift += 7n) {
     if (at.i >= b.length) throw malformed('a varint runs past the end')
@@ -32,15 +47,18 @@ export function fields(b: Uint8Array): Field[] {
   const out: Field[] = []
   const at = { i: 0 }
   while (at.i < b.length) {
-    const key = varint(b, at)
-    const no = Number(key >> 3n)
-    const wire = Number(key & 7n)
+    // A key is at most 32 bits (field numbers < 2^29): exact as a number.
+    const key = Number(varintSmall(b, at))
+    const no = Math.floor(key / 8)
+    const wire = key % 8
     if (no === 0) throw malformed('field number 0')
-    if (wire === 0) out.push({ no, wire, value: varint(b, at) })
-    else if (wire === 1) out.push({ no, wire, value: fixed(b, at, 8) })
+    if (wire === 0) {
+      const v = varintSmall(b, at)
+      out.push({ no, wire, value: typeof v === 'bigint' ? v : BigInt(v) })
+    } else if (wire === 1) out.push({ no, wire, value: fixed(b, at, 8) })
     else if (wire === 5) out.push({ no, wire, value: fixed(b, at, 4) })
     else if (wire === 2) {
-      const len = Number(varint(b, at))
+      const len = Number(varintSmall(b, at))
       if (at.i + len > b.length) throw malformed('a length-delimited field runs past the end')
       out.push({ no, wire, value: b.subarray(at.i, at.i + len) })
       at.i += len
