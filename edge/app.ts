@@ -16,6 +16,7 @@ import { icebergRest } from './iceberg-rest/router.ts'
 import { internalRoutes } from './routes/internal.ts'
 import { mcpRoutes } from './mcp/route.ts'
 import { keys } from './routes/keys.ts'
+import { SendLimiter } from './limits/limiter.ts'
 import { send } from './routes/send.ts'
 import { sendKeyRoutes } from './routes/send-keys.ts'
 import { sinkRoutes } from './routes/sinks.ts'
@@ -46,6 +47,8 @@ export function allowedMethods(app: Hono<any>, path: string): string[] {
 /** The app on any host; `open` is how a request reaches Postgres there (edge/database.ts). */
 export function createApp(open: OpenDatabase = workerDatabase) {
   const app = new Hono<AppEnv>()
+  // One per app: an isolate's, or a Node process's (edge/limits/limiter.ts says how exact that is).
+  const limiter = new SendLimiter()
 
   // One database connection per request, opened on first use and closed after the response and
   // after the work deferred past it (c.var.defer).
@@ -54,6 +57,7 @@ export function createApp(open: OpenDatabase = workerDatabase) {
     let db: Promise<EdgeDb> | undefined
     const deferred: Promise<unknown>[] = []
     c.set('defer', (work) => void deferred.push(work.catch(() => undefined)))
+    c.set('limiter', limiter)
     c.set('db', () => {
       db ??= (async () => {
         try {

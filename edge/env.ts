@@ -1,8 +1,11 @@
 // The Worker's bindings (wrangler.toml [vars] and secrets) and per-request variables.
 import type { EdgeDb } from '../db/edge.ts'
 import type { Level } from './keys.ts'
+import type { SendLimiter } from './limits/limiter.ts'
+import type { LimitsEnv } from './limits/settings.ts'
 
-export interface Env {
+/** The rate limits' bindings (LHBOX_SINK_*, LHBOX_PROJECT_*) are described in limits/settings.ts. */
+export interface Env extends LimitsEnv {
   /** Postgres URL (Neon in production; pgbouncer locally). Secret. Unused when HYPERDRIVE is bound. */
   DATABASE_URL: string
   /** A Hyperdrive binding ([[hyperdrive]] in wrangler.toml): when bound, the edge reaches Postgres through it (edge/database.ts). */
@@ -42,6 +45,8 @@ interface Vars {
   principal: Principal
   /** Work that may finish after the response (waitUntil); the connection closes after it. */
   defer: (work: Promise<unknown>) => void
+  /** The rate limits' state in this isolate or process (edge/limits/limiter.ts). */
+  limiter: SendLimiter
 }
 
 export type AppEnv = { Bindings: Env; Variables: Vars }

@@ -15,7 +15,17 @@ import type { Env } from './env.ts'
 import { pruneLedger } from './roller-ledger.ts'
 
 const REQUIRED = ['DATABASE_URL', 'LHBOX_BOOTSTRAP_SECRET', 'S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'] as const
-const OPTIONAL = ['S3_REGION', 'LHBOX_SECRETS_KEY', 'LHBOX_SINKS_ENABLED', 'AL_SINKS_ENABLED', 'LHBOX_SQL_CHECK_URL'] as const
+const OPTIONAL = [
+  'S3_REGION',
+  'LHBOX_SECRETS_KEY',
+  'LHBOX_SINKS_ENABLED',
+  'AL_SINKS_ENABLED',
+  'LHBOX_SQL_CHECK_URL',
+  'LHBOX_SINK_REQUESTS_PER_SECOND',
+  'LHBOX_SINK_BYTES_PER_SECOND',
+  'LHBOX_PROJECT_REQUESTS_PER_SECOND',
+  'LHBOX_PROJECT_BYTES_PER_SECOND',
+] as const
 
 /** The bindings from the environment; an error naming every one that is missing. */
 export function nodeEnv(source: NodeJS.ProcessEnv = process.env): Env {

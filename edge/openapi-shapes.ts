@@ -158,7 +158,17 @@ export const SINK = object(
     device_require: orNull(OBJECT),
     device_strip: orNull(array(STRING)),
     lag: object({ batches_waiting: INTEGER, bytes_waiting: NUMBER, oldest_waiting_at: orNull(TIME), seconds_behind: INTEGER }),
-    received: object({ batches: NUMBER, rows: NUMBER, bytes: NUMBER, last_at: orNull(TIME) }),
+    received: object({
+      batches: NUMBER,
+      rows: NUMBER,
+      bytes: NUMBER,
+      last_at: orNull(TIME),
+      rate_limited: { ...NUMBER, description: 'Requests refused 429 rate_limited (each edge isolate or process counts its own)' },
+    }),
+    limits: {
+      ...object({ requests_per_second: orNull(NUMBER), bytes_per_second: orNull(INTEGER) }),
+      description: 'The sink’s rate limits on its producer routes; null: the deployment’s defaults (none unless configured)',
+    },
     last_roll: orNull(OBJECT),
     last_error: {
       ...orNull(object({ at: TIME, code: { enum: ['catalog_unauthorized', 'quota_exceeded', 'roll_failed'] }, message: STRING })),

@@ -140,6 +140,7 @@ const DEVICE_OPERATION: Operation = {
     409: 'idempotency_key_reused (an Idempotency-Key sent again with other bytes), quota_exceeded',
     413: 'Over 16 MiB',
     415: 'unsupported_encoding: a Content-Encoding other than gzip',
+    429: RATE_LIMITED,
     503: SINKS_DISABLED,
   },
 }
@@ -388,6 +389,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
         409: 'idempotency_key_reused, quota_exceeded',
         413: 'Over 16 MiB',
         415: 'unsupported_media_type: not application/json, application/x-ndjson or application/jsonl; unsupported_encoding: not gzip',
+        429: RATE_LIMITED,
         503: SINKS_DISABLED,
       },
     },
@@ -400,7 +402,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     },
     patch: {
       summary:
-        'Change the key, the roll policy, the device settings, or a feed’s query, rule and schedule (key null: append again; mapping null: store payloads as sent)',
+        'Change the key, the roll policy, the device settings, the rate limits, or a feed’s query, rule and schedule (key null: append again; mapping null: store payloads as sent; limits null: the defaults)',
       auth: 'api_key',
       level: 'write',
       body: UpdateSink,

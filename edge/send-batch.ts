@@ -41,8 +41,9 @@ export async function sendBatch(
     sendKeySha256: s.sendKeySha256,
   }
   if (!SINK_ID.test(input.sinkId)) throw wrongSendKey()
+  // The rate limits first (a 429 opens no connection), then the ledger statement.
+  const ledger = await recordBatch(c, input)
   const db = await c.var.db()
-  const ledger = await recordBatch(db, input)
   // An unknown sink, a deleted one and a wrong key answer alike: no way to probe which sinks exist.
   if (!ledger.sink || !ledger.batch || !timingSafeEqual(input.sendKeySha256, ledger.sink.sendKeySha256)) throw wrongSendKey()
   const row = ledger.batch

@@ -12,7 +12,7 @@ import { iso, LAG } from './ledger-sql.ts'
  */
 export const viewOf = (chosen: string) => `
 select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
-       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
+       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.limits, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
        ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last, s.maintenance_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
        case when s.previous_send_key_retires_at > now() and s.previous_send_key_sha256 is not null then ${iso('s.previous_send_key_retires_at')} end as previous_key_retires_at,
@@ -20,12 +20,13 @@ select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_na
        w.name as warehouse, w.bucket, w.endpoint as bucket_endpoint, w.region as bucket_region, w.maintenance as warehouse_maintenance,
        lag.batches as lag_batches, lag.bytes as lag_bytes, ${iso('lag.oldest')} as lag_oldest,
        extract(epoch from (now() - lag.oldest))::float8 as lag_seconds,
-       rcv.batches as rcv_batches, rcv.rows as rcv_rows, rcv.bytes as rcv_bytes, ${iso('last.at')} as rcv_last_at
+       rcv.batches as rcv_batches, rcv.rows as rcv_rows, rcv.bytes as rcv_bytes, rcv.rate_limited as rcv_rate_limited, ${iso('last.at')} as rcv_last_at
 from (${chosen}) s
 join warehouses w on w.id = s.warehouse_id
 ${LAG}
 cross join lateral (
-  select coalesce(sum(batches), 0)::float8 as batches, coalesce(sum(rows_accepted), 0)::float8 as rows, coalesce(sum(bytes), 0)::float8 as bytes
+  select coalesce(sum(batches), 0)::float8 as batches, coalesce(sum(rows_accepted), 0)::float8 as rows, coalesce(sum(bytes), 0)::float8 as bytes,
+         coalesce(sum(rate_limited), 0)::float8 as rate_limited
   -- project_id first: the counters' key is (project_id, sink_id, month), so this is an index lookup.
   from usage_counters u where u.project_id = s.project_id and u.sink_id = s.id) rcv
 cross join lateral (select max(received_at) as at from batches b where b.sink_id = s.id) last
@@ -63,7 +64,10 @@ export function sinkView(r: SinkRow, apiOrigin: string) {
       oldest_waiting_at: r.lag_oldest,
       seconds_behind: r.lag_oldest ? Math.max(0, Math.round(r.lag_seconds)) : 0,
     },
-    received: { batches: r.rcv_batches, rows: r.rcv_rows, bytes: r.rcv_bytes, last_at: r.rcv_last_at },
+    // rate_limited: requests refused 429 (counted by each isolate or process as it refuses: see edge/limits).
+    received: { batches: r.rcv_batches, rows: r.rcv_rows, bytes: r.rcv_bytes, last_at: r.rcv_last_at, rate_limited: r.rcv_rate_limited },
+    // The sink's own rate limits; null, or a member null: the deployment's defaults (none unless configured).
+    limits: { requests_per_second: r.limits?.requests_per_second ?? null, bytes_per_second: r.limits?.bytes_per_second ?? null },
     last_roll: r.last_roll,
     // Why the last roll failed ({at, code, message}), until one succeeds; the batches wait meanwhile.
     last_error: r.last_error ?? null,

@@ -19,6 +19,7 @@ import { DEVICE_FLAGS, DEVICE_USAGE, type DeviceView, deviceFields, deviceLines,
 import { maintenanceLines, type MaintenanceView } from './sink-maintenance.ts'
 import { parseColumn } from './table.ts'
 import { KEY_FLAGS, KEY_USAGE, keyDestination, openKeyFile, retirePreviousKey, rotateKey } from './sink-keys.ts'
+import { LIMIT_FLAGS, LIMIT_USAGE, limitFields, limitLines, type LimitsView } from './sink-limits.ts'
 
 export const SINK_FLAGS = {
   table: { type: 'string' },
@@ -41,11 +42,12 @@ export const SINK_FLAGS = {
   ...FEED_FLAGS,
   ...REJECTS_FLAGS,
   ...KEY_FLAGS,
+  ...LIMIT_FLAGS,
 } as const
 
 type Flags = Record<string, string | boolean | string[] | undefined>
 
-interface SinkView extends DeviceView, FeedView, MaintenanceView {
+interface SinkView extends DeviceView, FeedView, MaintenanceView, LimitsView {
   id: string
   name: string
   warehouse: string
@@ -56,7 +58,7 @@ interface SinkView extends DeviceView, FeedView, MaintenanceView {
   key: string[] | null
   ingest_url: string
   lag: { batches_waiting: number; bytes_waiting: number; oldest_waiting_at: string | null; seconds_behind: number }
-  received: { batches: number; rows: number; bytes: number; last_at: string | null }
+  received: { batches: number; rows: number; bytes: number; last_at: string | null; rate_limited?: number }
   last_roll: { at: string; batches: number; rows: number; rejected_rows: number; snapshot_id: string | null; seconds: number } | null
   rejects: { rows_total: number; batches_with_rejects: number; last_at: string | null; prefix: string }
   dedupe: { requested_at: string | null; last: Record<string, unknown> | null }
@@ -66,7 +68,7 @@ interface SinkView extends DeviceView, FeedView, MaintenanceView {
 
 const USAGE = {
   create: `lhbox sink create <warehouse> --table <ns>.<table> --name NAME [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N] [--key col[,col]] [--column name:type[:required] ... [--partition day(ts)] [--format-version 2|3]: the table too] ${DEVICE_USAGE.create} ${FEED_USAGE.create} (--save FILE | --show-key; not for a feed sink)`,
-  update: `lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity] ${DEVICE_USAGE.update} ${FEED_USAGE.update}`,
+  update: `lhbox sink update <sink> [--key col[,col] | --no-key] [--roll-seconds N] [--roll-bytes N] [--inactivity-seconds N | --no-inactivity] ${LIMIT_USAGE} ${DEVICE_USAGE.update} ${FEED_USAGE.update}`,
   dedupe: 'lhbox sink dedupe <sink> [--wait]',
   run: FEED_USAGE.run,
   list: LIST_USAGE,
@@ -150,6 +152,7 @@ function showSink(s: SinkView): string {
     `policy     ${policy(s.roll)}`,
     `ingest     ${s.ingest_url}`,
     ...deviceLines(s),
+    ...limitLines(s),
     `lag        ${lag}`,
     `received   ${received}`,
     `last roll  ${lastRoll}`,
@@ -276,7 +279,7 @@ export function updateBody(flags: Flags, read?: (path: string) => string, kind?:
     if (n !== undefined) body[field] = n
   }
   if (flags['no-inactivity']) body.inactivity_seconds = null
-  Object.assign(body, deviceFields(flags, 'update', read), feedUpdateFields(flags, kind))
+  Object.assign(body, limitFields(flags), deviceFields(flags, 'update', read), feedUpdateFields(flags, kind))
   if (Object.keys(body).length === 0) throw new CliError('usage', `nothing to change\n${USAGE.update}`)
   return body
 }

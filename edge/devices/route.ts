@@ -72,7 +72,6 @@ async function device(c: Context<AppEnv>) {
   const payload = readPayload(body, c.req.header('content-type'), query)
   const digest = await requestDigest(deviceId, body, query)
   const sendKeySha256 = await sha256Hex(key)
-  const db = await c.var.db()
 
   // Mapped with the settings this isolate last saw; the statement inserts only if they are current.
   // A first request (or one after a PATCH) costs one more statement.
@@ -92,7 +91,7 @@ async function device(c: Context<AppEnv>) {
       reasons: rows.reasons,
       sendKeySha256,
     }
-    const ledger: LedgerAnswer = await recordBatch(db, input, { version: seen?.version ?? '', authOnly: rows.ignored !== null })
+    const ledger: LedgerAnswer = await recordBatch(c, input, { version: seen?.version ?? '', authOnly: rows.ignored !== null })
     // An unknown sink, a deleted one and a wrong key answer alike.
     if (!ledger.sink || !timingSafeEqual(sendKeySha256, ledger.sink.sendKeySha256)) throw wrongKey()
     if (ledger.device && ledger.device.version !== seen?.version) {
@@ -107,7 +106,7 @@ async function device(c: Context<AppEnv>) {
     if (row.bodySha256 !== digest && batchId.source === 'header') {
       throw new ApiError(409, 'idempotency_key_reused', `batch ${batchId.id} was already sent with a different body; use a new Idempotency-Key`)
     }
-    const stored = await storeBatch(c, db, input, { sink: ledger.sink, batch: row }, (receivedAt) => ndjson(rows, receivedAt))
+    const stored = await storeBatch(c, await c.var.db(), input, { sink: ledger.sink, batch: row }, (receivedAt) => ndjson(rows, receivedAt))
     if (compiled?.answer) return c.body(compiled.answer.body, 200, { 'Content-Type': compiled.answer.contentType })
     const answer = batchAnswer(row, batchId.id)
     return stored ? c.json(answer, 202) : c.json({ ...answer, duplicate: true }, 200)

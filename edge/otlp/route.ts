@@ -61,7 +61,7 @@ async function logs(c: Context<AppEnv>) {
   }
   // The key checked without storing anything (the device route's auth-only statement).
   const authenticate = async () => {
-    const ledger = await recordBatch(await c.var.db(), input, { version: '', authOnly: true })
+    const ledger = await recordBatch(c, input, { version: '', authOnly: true })
     if (!ledger.sink || !timingSafeEqual(input.sendKeySha256, ledger.sink.sendKeySha256)) throw wrongKey()
   }
   let shape = knownShape(sinkId)
@@ -79,7 +79,7 @@ async function logs(c: Context<AppEnv>) {
   }
   input.bytes = rows.ndjson.length
   input.rows = rows.rows
-  const ledger = await recordBatch(await c.var.db(), input)
+  const ledger = await recordBatch(c, input)
   if (!ledger.sink || !ledger.batch || !timingSafeEqual(input.sendKeySha256, ledger.sink.sendKeySha256)) throw wrongKey()
   if (ledger.batch.bodySha256 !== digest)
     throw new ApiError(409, 'idempotency_key_reused', `batch ${input.batchId} was already sent with a different body; use a new Idempotency-Key`)

@@ -27,6 +27,7 @@ import { DeviceRequire, DeviceStrip, Mapping } from '../devices/schemas.ts'
 import { FilesFeed, SqlFeed, type Feed } from '../../contract/feeds.ts'
 import { checkFilesFeed, checkSql, feedOf, FilesFeedPatch, SqlFeedPatch } from '../feeds.ts'
 import type { DeviceSettings } from '../devices/settings.ts'
+import { LimitsPatch, patchedLimits } from '../limits/settings.ts'
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
 const Key = v.pipe(v.array(v.pipe(text(), v.minLength(1))), v.minLength(1), v.maxLength(8))
@@ -75,6 +76,8 @@ export const UpdateSink = v.strictObject({
   device_strip: v.optional(v.nullable(DeviceStrip)),
   sql: v.optional(SqlFeedPatch),
   files: v.optional(FilesFeedPatch),
+  /** Rate limits on the producer routes (edge/limits): null, or a member null, drops them. */
+  limits: v.optional(LimitsPatch),
 })
 
 export const origin = (c: Context) => new URL(c.req.url).origin
@@ -294,6 +297,10 @@ export const sinkRoutes = new Hono<AppEnv>()
     if (body.roll_seconds !== undefined) set.rollSeconds = body.roll_seconds
     if (body.roll_bytes !== undefined) set.rollBytes = body.roll_bytes
     if (body.inactivity_seconds !== undefined) set.inactivitySeconds = body.inactivity_seconds
+    if (body.limits !== undefined) {
+      if (row.feed) throw new ApiError(400, 'invalid_request', 'a feed sink has no producer: rate limits are for send sinks')
+      set.limits = patchedLimits(row.limits, body.limits)
+    }
     let meta: LoadedTable['metadata'] | undefined
     const tableMeta = async () => {
       const [w] = await db.select().from(warehouses).where(eq(warehouses.id, row.warehouse_id))
@@ -320,6 +327,8 @@ export const sinkRoutes = new Hono<AppEnv>()
       }
     }
     if (Object.keys(set).length > 0) await db.update(sinks).set(set).where(eq(sinks.id, row.id))
+    // This isolate's (this process's) next send reads the new limits with its statement.
+    if (body.limits !== undefined) c.var.limiter.forget(row.id)
     return c.json(sinkView(await findSink(c, row.id), origin(c)))
   })
   // The rows the roller rejected, as it wrote them, the producer's row byte for byte: the body is

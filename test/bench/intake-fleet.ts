@@ -8,7 +8,7 @@
 //   - `send, N sinks`: the same requests spread over every live sink of the fleet, each with its key.
 // Around each timed run it reads pgbouncer's SHOW STATS (every statement the edge sent through the
 // pool) and the CPU time of Postgres's processes and of pgbouncer (/proc), per request sent. Then:
-//   - `ledger only`: the send route's database work alone — recordBatch and markStored of edge/ledger.ts
+//   - `ledger only`: the send route's database work alone — ledgerStatement and markStored of edge/ledger.ts
 //     through pgbouncer from BENCH_CONNECTIONS clients, no HTTP, no bucket — across the fleet: the sends
 //     per second this one Postgres sustains on this machine, with its CPU per send;
 //   - 20 sends through another edge Worker whose database path has a recording TCP proxy between the
@@ -28,7 +28,7 @@ import { freePort } from '../../dev/ports.ts'
 import { PG_DATABASE, PG_PASSWORD, PG_USER } from '../../dev/postgres.ts'
 import { startBridge } from '../../dev/wsbridge.ts'
 import { startWrangler } from '../../dev/wrangler.ts'
-import { markStored, recordBatch } from '../../edge/ledger.ts'
+import { ledgerStatement, markStored } from '../../edge/ledger.ts'
 import { sha256Hex } from '../../edge/keys.ts'
 import { S3Client } from '../../iceberg/io/s3.ts'
 import { startPgProxy } from '../support/pg-proxy.ts'
@@ -223,7 +223,7 @@ async function ledgerOnly(
       try {
         const db = drizzle(client, { schema }) as unknown as EdgeDb
         const batchId = `ledger-${k}`
-        const answer = await recordBatch(db, {
+        const answer = await ledgerStatement(db, {
           sinkId: fleet.sinks[i].id,
           batchId,
           bodySha256: 'f'.repeat(64),
@@ -353,7 +353,7 @@ export async function intakeFleet(o: FleetOptions): Promise<void> {
       }
     }
 
-    log(`ledger only: recordBatch + markStored through pgbouncer, ${o.connections} clients, ${o.duration} s, across the fleet`)
+    log(`ledger only: ledgerStatement + markStored through pgbouncer, ${o.connections} clients, ${o.duration} s, across the fleet`)
     const before = await dbSide.read()
     const ceiling = await ledgerOnly(b.stack.edgeVars.DATABASE_URL, fleet, o.connections, o.duration)
     const ceilingSpent = diff(before, await dbSide.read())

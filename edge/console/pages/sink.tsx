@@ -31,6 +31,15 @@ function sweepText(m: SinkView['maintenance'], now: number): string {
 
 const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.stringify(v))
 
+/** The sink's own rate limits; what is not set falls to the deployment's defaults. */
+function limitsText(l: SinkView['limits']): string {
+  const parts = [
+    l.requests_per_second === null ? null : `${l.requests_per_second} requests/s`,
+    l.bytes_per_second === null ? null : `${bytes(l.bytes_per_second)}/s`,
+  ].filter((p) => p !== null)
+  return parts.length ? parts.join(' · ') : 'the defaults (none unless configured)'
+}
+
 export function SinkPage(props: { sink: SinkView; bins: RollBins; lag: number[]; history: RollEvent[]; labels: string[]; canWrite: boolean; now: number }) {
   const { sink: s, bins, lag, history, labels, canWrite, now } = props
   const state = lagState(s.lag.seconds_behind, s.roll.roll_seconds)
@@ -69,6 +78,12 @@ export function SinkPage(props: { sink: SinkView; bins: RollBins; lag: number[];
           </dd>
           <dt>Key</dt>
           <dd>{s.key ? s.key.join(', ') : 'none (append)'}</dd>
+          {s.kind === 'send' ? (
+            <>
+              <dt>Rate limits</dt>
+              <dd id="limits">{limitsText(s.limits)}</dd>
+            </>
+          ) : null}
           {s.mapping ? (
             <>
               <dt>Mapping</dt>
@@ -93,6 +108,8 @@ export function SinkPage(props: { sink: SinkView; bins: RollBins; lag: number[];
           <dd>
             {count(s.received.batches)} batches · {count(s.received.rows)} rows · {bytes(s.received.bytes)}
           </dd>
+          <dt>Rate limited</dt>
+          <dd id="rate-limited">{count(s.received.rate_limited)} requests refused (429)</dd>
           <dt>Last roll</dt>
           <dd>{s.last_roll ? `${ago(s.last_roll.at, now)}: ${count(s.last_roll.rows)} rows, ${count(s.last_roll.rejected_rows)} rejected` : 'never'}</dd>
           <dt>Rejects</dt>

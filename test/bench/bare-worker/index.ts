@@ -2,7 +2,7 @@
 // Per request, exactly as edge/routes/send.ts does it:
 //   - the body read whole, its SHA-256;
 //   - one database connection made as db/edge.ts makes it (@neondatabase/serverless over the ws bridge);
-//   - the SAME single ledger statement (recordBatch of edge/ledger.ts — imported, not copied, so it
+//   - the SAME single ledger statement (ledgerStatement of edge/ledger.ts — imported, not copied, so it
 //     cannot drift);
 //   - the SAME single PUT (iceberg/io/s3.ts S3Client via edge/s3.ts, same key and headers);
 //   - receiving → pending (markStored) deferred past the answer, then the connection closed — the real
@@ -10,7 +10,7 @@
 // No Hono, no routing, no send-key check (the sink id and the key's hash come as --var), no
 // Idempotency-Key/Content-Type/body-limit checks, no JSON scan: the body is stored as sent.
 import { edgeClient, edgeDb } from '../../../db/edge.ts'
-import { markStored, recordBatch } from '../../../edge/ledger.ts'
+import { ledgerStatement, markStored } from '../../../edge/ledger.ts'
 import type { Env } from '../../../edge/env.ts'
 import { bucketClient } from '../../../edge/s3.ts'
 
@@ -41,7 +41,7 @@ export default {
     const db = edgeDb(client)
     let deferred = false
     try {
-      const ledger = await recordBatch(db, {
+      const ledger = await ledgerStatement(db, {
         sinkId,
         batchId,
         bodySha256: hex(await crypto.subtle.digest('SHA-256', body)),
