@@ -6,6 +6,7 @@
 // then 100 s; 1 KiB a second after a 1 MiB batch: 1,000 s) that no test waits on a clock.
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { OTLP_LOGS_COLUMNS } from '../../edge/otlp/preset.ts'
 import { lhbox } from '../support/cli.ts'
 import { deviceCall } from '../support/devices.ts'
 import { startEdge, type Edge } from '../support/edge.ts'
@@ -68,6 +69,40 @@ describe('a sink’s limits', { timeout: 60_000 }, () => {
     for (let i = 0; i < 5; i++) expect((await send(sink, [{ x: 10 + i }], { batchId: `free-${i}` })).status).toBe(202)
     await poll(async () => (await view(sink)).received.rate_limited === 3, 15_000, 'three refusals counted')
     expect((await view(sink)).received.batches).toBe(6)
+  })
+
+  it('OTLP logs and MCP’s send_rows share the sink’s limits: 429 rate_limited in their own answers, nothing stored', async () => {
+    const sink = await newSink(key(), { tableSpec: { format_version: 3, columns: Object.entries(OTLP_LOGS_COLUMNS).map(([name, type]) => ({ name, type })) } })
+    await patch(sink, { limits: { requests_per_second: 0.01 } })
+    const logs = (n: number) =>
+      call(`/v1/sinks/${sink.id}/otlp/v1/logs`, {
+        key: sink.sendKey,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: `line ${n}` } }] }] }] }),
+      })
+    const first = await logs(1)
+    expect(first.status, first.text).toBe(200)
+    const over = await logs(2)
+    expect(over.status, over.text).toBe(429)
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(90)
+    // OTLP's Status (RESOURCE_EXHAUSTED), the envelope beside it.
+    expect(over.body).toMatchObject({ code: 8, error: { code: 'rate_limited', retry_after: Number(over.headers.get('retry-after')) } })
+    const rpc = await call('/mcp', {
+      method: 'POST',
+      key: sink.sendKey,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'send_rows', arguments: { sink: sink.id, rows: [{}], batch_id: 'mcp-over' } },
+      }),
+    })
+    expect(rpc.status, rpc.text).toBe(200)
+    expect(rpc.body.result.isError).toBe(true)
+    expect(JSON.parse(rpc.body.result.content[0].text)).toMatchObject({ status: 429, error: { code: 'rate_limited' } })
+    await expectNothingStored(db, sink, 'mcp-over')
+    expect(await ledger(db, sink.id)).toHaveLength(1)
   })
 
   it('the same batch retried while over the limit stays refused, and a duplicate of a stored batch is limited too', async () => {
