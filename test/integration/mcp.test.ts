@@ -15,7 +15,7 @@ const COLUMNS = [
   { name: 'x', type: 'long', required: true, doc: 'a counter' },
   { name: 'who', type: 'string', doc: 'who counted' },
   { name: 'at', type: 'timestamptz' },
-  { name: 'amount', type: 'decimal(10, 2)' },
+  { name: 'amount', type: 'decimal(20, 2)' },
 ]
 const TOOLS = ['describe_sink', 'get_rejects', 'list_sinks', 'sample_rows', 'send_rows']
 
@@ -101,7 +101,7 @@ describe.each(Object.keys(CLIENTS) as Array<keyof typeof CLIENTS>)('MCP over %s'
       { name: 'x', type: 'long', required: true, doc: 'a counter', json: expect.any(String) },
       { name: 'who', type: 'string', required: false, doc: 'who counted', json: 'a string' },
       { name: 'at', type: 'timestamptz', required: false, doc: null, json: expect.stringContaining('UTC offset') },
-      { name: 'amount', type: 'decimal(10, 2)', required: false, doc: null, json: expect.any(String) },
+      { name: 'amount', type: 'decimal(20, 2)', required: false, doc: null, json: expect.any(String) },
     ])
     expect(d.body.roll).toEqual({ roll_seconds: 300, roll_bytes: 64 * 1024 * 1024, inactivity_seconds: null })
     expect(d.body.key).toBeNull()
