@@ -13,6 +13,7 @@ import { OTLPLogExporter as JsonExporter } from '@opentelemetry/exporter-logs-ot
 import { OTLPLogExporter as ProtoExporter } from '@opentelemetry/exporter-logs-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { InMemoryLogRecordExporter, LoggerProvider, type ReadableLogRecord, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs'
+import { gzipSync } from 'node:zlib'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OTLP_LOGS_COLUMNS } from '../../edge/otlp/preset.ts'
@@ -296,6 +297,12 @@ describe('OTLP failures, as OTLP clients expect them', () => {
     const text = await post(sink, one, { 'content-type': 'text/plain' })
     expect([text.status, text.body.error.code]).toEqual([415, 'unsupported_media_type'])
     expect(await ledger(db, sink.id)).toEqual([])
+  })
+
+  it('413 for an export over 16 MiB after gzip, as a Status in protobuf', async () => {
+    const zeros = gzipSync(new Uint8Array(17 * 1024 * 1024))
+    const res = await post(sink, zeros, { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' })
+    expect([res.status, res.headers.get('content-type')]).toEqual([413, 'application/x-protobuf'])
   })
 
   it('an empty export is 200 and stores nothing', async () => {
