@@ -14,17 +14,23 @@ export const WRANGLER_OFFLINE = {
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-/**
- * wrangler.toml with a Hyperdrive binding added, HYPERDRIVE, whose local connection string is `url`
- * (wrangler dev connects to it directly; Hyperdrive's query cache does not run locally).
- */
-function withHyperdrive(stateDir: string, url: string): string {
-  const base = readFileSync(join(root, 'wrangler.toml'), 'utf8').replace(/^main = "(.*)"$/m, (_, main) => `main = ${JSON.stringify(join(root, main))}`)
-  const path = join(stateDir, 'wrangler.hyperdrive.toml')
-  writeFileSync(
-    path,
-    `${base}\n[[hyperdrive]]\nbinding = "HYPERDRIVE"\nid = "00000000000000000000000000000000"\nlocalConnectionString = ${JSON.stringify(url)}\n`,
-  )
+/** Bindings a test adds to wrangler.toml's. */
+export interface ExtraBindings {
+  /** A Hyperdrive binding, HYPERDRIVE, whose local connection string is this URL (wrangler dev connects to it directly; Hyperdrive's query cache does not run locally). */
+  hyperdrive?: string
+  /** The project ceiling's Rate Limiting binding, LHBOX_PROJECT_RATE_LIMIT (miniflare keeps its counts in memory, in fixed windows). */
+  ratelimit?: { limit: number; period: 10 | 60 }
+}
+
+/** wrangler.toml with the extra bindings added, written in the state directory. */
+function withBindings(stateDir: string, extra: ExtraBindings): string {
+  let toml = readFileSync(join(root, 'wrangler.toml'), 'utf8').replace(/^main = "(.*)"$/m, (_, main) => `main = ${JSON.stringify(join(root, main))}`)
+  if (extra.hyperdrive)
+    toml += `\n[[hyperdrive]]\nbinding = "HYPERDRIVE"\nid = "00000000000000000000000000000000"\nlocalConnectionString = ${JSON.stringify(extra.hyperdrive)}\n`
+  if (extra.ratelimit)
+    toml += `\n[[ratelimits]]\nname = "LHBOX_PROJECT_RATE_LIMIT"\nnamespace_id = "1001"\nsimple = { limit = ${extra.ratelimit.limit}, period = ${extra.ratelimit.period} }\n`
+  const path = join(stateDir, 'wrangler.extra.toml')
+  writeFileSync(path, toml)
   return path
 }
 
@@ -33,7 +39,7 @@ export async function startWrangler(
   port: number,
   inspectorPort: number,
   vars: Record<string, string>,
-  opts: { hyperdrive?: string } = {},
+  opts: ExtraBindings = {},
 ): Promise<Child> {
   mkdirSync(stateDir, { recursive: true })
   const require = createRequire(import.meta.url)
@@ -53,7 +59,7 @@ export async function startWrangler(
     '--log-level',
     process.env.LHBOX_WRANGLER_LOG_LEVEL ?? 'warn', // debug: wrangler's reloads and proxy errors, for a look
     '--test-scheduled',
-    ...(opts.hyperdrive ? ['--config', withHyperdrive(stateDir, opts.hyperdrive)] : []),
+    ...(opts.hyperdrive || opts.ratelimit ? ['--config', withBindings(stateDir, opts)] : []),
   ]
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`)
   const child = startChild('wrangler', process.execPath, args, join(stateDir, 'wrangler.log'), {

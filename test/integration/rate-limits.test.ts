@@ -256,3 +256,29 @@ describe('from configuration: the sinks’ defaults and the project ceiling', { 
     }
   })
 })
+
+// Workers only: the Rate Limiting binding holds the project ceiling across isolates. Under wrangler dev
+// miniflare keeps its counts in fixed windows of the period; the test starts well inside one.
+describe.skipIf(edgeHost() !== 'workerd')('the project ceiling’s Rate Limiting binding (workerd)', { timeout: 120_000 }, () => {
+  let edge: Edge
+  beforeAll(async () => {
+    edge = await startEdge('workerd', {}, { ratelimit: { limit: 2, period: 60 } })
+  }, 180_000)
+  afterAll(() => edge?.stop())
+
+  it('counts the project’s requests by project id: over its limit 429 with Retry-After 10, nothing stored', async () => {
+    const base = edge.url
+    const admin = await newApiKey('admin', `rlb-${uid()}`)
+    const warehouse = `w_${uid()}`
+    expect((await call('/v1/warehouses', { key: admin, json: { name: warehouse, bucket: stack().s3.bucket, catalog: { type: 'sql' } } })).status).toBe(201)
+    const sink = await newSink(admin, { tableSpec: { warehouse }, sink: { warehouse } })
+    const intoWindow = 60_000 - (Date.now() % 60_000)
+    if (intoWindow < 20_000) await new Promise((r) => setTimeout(r, intoWindow + 500))
+    // The first request of the sink passes unchecked (nothing known of it); then two within the binding's limit.
+    for (const b of ['a', 'b', 'c']) expect((await send(sink, [{ x: 1 }], { batchId: b, base })).status).toBe(202)
+    const over = await send(sink, [{ x: 1 }], { batchId: 'd', base })
+    expectRateLimited(over)
+    expect(over.headers.get('retry-after')).toBe('10')
+    await expectNothingStored(db, sink, 'd')
+  })
+})

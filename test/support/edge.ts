@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startWrangler } from '../../dev/wrangler.ts'
+import { startWrangler, type ExtraBindings } from '../../dev/wrangler.ts'
 import { nodeEnv, startNodeEdge } from '../../edge/node.ts'
 import { DEAD_HOST_PORT, freePorts } from './ports.ts'
 import { stack, type EdgeHost } from './stack.ts'
@@ -19,9 +19,10 @@ export interface Edge {
 
 /**
  * `hyperdrive`: workerd only, a Hyperdrive binding whose local connection string is this URL.
+ * `ratelimit`: workerd only, the project ceiling's Rate Limiting binding (LHBOX_PROJECT_RATE_LIMIT).
  * `databaseDown`: the edge's way to Postgres leads where nothing listens (a privileged port).
  */
-export async function startEdge(host: EdgeHost, vars: Record<string, string> = {}, opts: { hyperdrive?: string; databaseDown?: boolean } = {}): Promise<Edge> {
+export async function startEdge(host: EdgeHost, vars: Record<string, string> = {}, opts: ExtraBindings & { databaseDown?: boolean } = {}): Promise<Edge> {
   const all = { ...stack().edgeVars, ...vars }
   if (host === 'node') {
     // Node keeps a pool, so it dials Postgres itself (no pgbouncer, no WebSocket bridge), unless told
