@@ -94,7 +94,11 @@ function base64(v: unknown, where: string): Uint8Array {
 
 const DOUBLES: Record<string, number> = { NaN: Number.NaN, Infinity: Number.POSITIVE_INFINITY, '-Infinity': Number.NEGATIVE_INFINITY }
 
-function anyValue(v: unknown, where: string): AnyValue {
+/** How deep arrays and kvlists may nest: deeper is refused (400) before the stack runs out. */
+const MAX_DEPTH = 64
+
+function anyValue(v: unknown, where: string, depth: number): AnyValue {
+  if (depth > MAX_DEPTH) throw invalid(`AnyValues nested deeper than ${MAX_DEPTH} levels`)
   const o = object(v, where)
   let out: AnyValue = { empty: true }
   // A oneof: exactly one is set by a well-behaved sender; the last one read wins otherwise.
@@ -114,21 +118,21 @@ function anyValue(v: unknown, where: string): AnyValue {
   if (member(o, 'arrayValue') !== undefined)
     out = {
       array: list(object(member(o, 'arrayValue'), `${where}.arrayValue`), 'values', `${where}.arrayValue`).map((x, i) =>
-        anyValue(x, `${where}.arrayValue.values[${i}]`),
+        anyValue(x, `${where}.arrayValue.values[${i}]`, depth + 1),
       ),
     }
   if (member(o, 'kvlistValue') !== undefined)
-    out = { kvlist: keyValues(object(member(o, 'kvlistValue'), `${where}.kvlistValue`), 'values', `${where}.kvlistValue`) }
+    out = { kvlist: keyValues(object(member(o, 'kvlistValue'), `${where}.kvlistValue`), 'values', `${where}.kvlistValue`, depth + 1) }
   if (member(o, 'bytesValue') !== undefined) out = { bytes: base64(member(o, 'bytesValue'), `${where}.bytesValue`) }
   return out
 }
 
-function keyValues(o: Obj, name: string, where: string): KeyValue[] {
+function keyValues(o: Obj, name: string, where: string, depth = 0): KeyValue[] {
   return list(o, name, where).map((kv, i) => {
     const at = `${where}.${name}[${i}]`
     const k = object(kv, at)
     const value = member(k, 'value')
-    return { key: str(k, 'key', at), value: value === undefined ? { empty: true } : anyValue(value, `${at}.value`) }
+    return { key: str(k, 'key', at), value: value === undefined ? { empty: true } : anyValue(value, `${at}.value`, depth) }
   })
 }
 
@@ -140,7 +144,7 @@ function logRecord(v: unknown, where: string, resource: KeyValue[], scope: Scope
     observedTimeUnixNano: int64(o, 'observedTimeUnixNano', where, true),
     severityNumber: severity(o, where),
     severityText: str(o, 'severityText', where),
-    body: body === undefined ? null : anyValue(body, `${where}.body`),
+    body: body === undefined ? null : anyValue(body, `${where}.body`, 0),
     attributes: keyValues(o, 'attributes', where),
     traceId: hexId(o, 'traceId', where),
     spanId: hexId(o, 'spanId', where),

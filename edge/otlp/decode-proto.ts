@@ -2,10 +2,14 @@
 // records. Field numbers as the official .proto files have them; unknown fields are skipped, as
 // protobuf parsers do (OTLP adds fields over time).
 import type { AnyValue, KeyValue, LogRecord, Scope } from './records.ts'
-import { bytes, fields, int, text, type Field } from './wire.ts'
+import { bytes, fields, int, malformed, text, type Field } from './wire.ts'
+
+/** How deep arrays and kvlists may nest: deeper is refused (400) before the stack runs out. */
+const MAX_DEPTH = 64
 
 /** AnyValue: string_value 1, bool_value 2, int_value 3, double_value 4, array_value 5, kvlist_value 6, bytes_value 7 (a oneof: the last wins). */
-function anyValue(b: Uint8Array): AnyValue {
+function anyValue(b: Uint8Array, depth: number): AnyValue {
+  if (depth > MAX_DEPTH) throw malformed(`AnyValues nested deeper than ${MAX_DEPTH} levels`)
   let v: AnyValue = { empty: true }
   for (const f of fields(b)) {
     if (f.no === 1) v = { string: text(f) }
@@ -20,16 +24,16 @@ function anyValue(b: Uint8Array): AnyValue {
       v = {
         array: fields(bytes(f))
           .filter((x) => x.no === 1)
-          .map((x) => anyValue(bytes(x))),
+          .map((x) => anyValue(bytes(x), depth + 1)),
       }
-    else if (f.no === 6) v = { kvlist: keyValues(fields(bytes(f)), 1) }
+    else if (f.no === 6) v = { kvlist: keyValues(fields(bytes(f)), 1, depth + 1) }
     else if (f.no === 7) v = { bytes: bytes(f) }
   }
   return v
 }
 
 /** The KeyValues (key 1, value 2) among `all` with field number `no`. */
-function keyValues(all: Field[], no: number): KeyValue[] {
+function keyValues(all: Field[], no: number, depth = 0): KeyValue[] {
   return all
     .filter((f) => f.no === no)
     .map((f) => {
@@ -37,7 +41,7 @@ function keyValues(all: Field[], no: number): KeyValue[] {
       let value: AnyValue = { empty: true }
       for (const g of fields(bytes(f))) {
         if (g.no === 1) key = text(g)
-        else if (g.no === 2) value = anyValue(bytes(g))
+        else if (g.no === 2) value = anyValue(bytes(g), depth)
       }
       return { key, value }
     })
@@ -64,7 +68,7 @@ function logRecord(b: Uint8Array, resource: KeyValue[], scope: Scope): LogRecord
     // An enum is an int32 on the wire (a negative one sign-extended to 64 bits).
     else if (f.no === 2) r.severityNumber = Number(BigInt.asIntN(32, int(f, 0)))
     else if (f.no === 3) r.severityText = text(f)
-    else if (f.no === 5) r.body = anyValue(bytes(f))
+    else if (f.no === 5) r.body = anyValue(bytes(f), 0)
     else if (f.no === 9) r.traceId = bytes(f)
     else if (f.no === 10) r.spanId = bytes(f)
   }

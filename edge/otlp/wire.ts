@@ -4,7 +4,7 @@
 // `new Function`, which workerd refuses. 64-bit values stay bigint: nothing is rounded.
 import { ApiError } from '../errors.ts'
 
-const malformed = (why: string) => new ApiError(400, 'invalid_otlp', `the body is not a valid OTLP protobuf message: ${why}`)
+export const malformed = (why: string) => new ApiError(400, 'invalid_otlp', `the body is not a valid OTLP protobuf message: ${why}`)
 
 /** One field as read: its number, wire type, and its value (varint and fixed as bigint, length-delimited as bytes). */
 export type Field = { no: number; wire: 0; value: bigint } | { no: number; wire: 1 | 5; value: bigint } | { no: number; wire: 2; value: Uint8Array }

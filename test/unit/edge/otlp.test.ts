@@ -107,3 +107,24 @@ describe('decoding OTLP logs', () => {
     expect(codeOf(() => decodeJson(new TextEncoder().encode('{')))).toEqual([400, 'malformed_json'])
   })
 })
+
+describe('nesting', () => {
+  it('refuses AnyValues nested deeper than 64 levels with 400, in protobuf and JSON', () => {
+    let json = '{"stringValue":"x"}'
+    for (let i = 0; i < 70; i++) json = `{"arrayValue":{"values":[${json}]}}`
+    const body = new TextEncoder().encode(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":${json}}]}]}]}`)
+    expect(() => decodeJson(body)).toThrow(/nested deeper than 64/)
+    // The same in protobuf: AnyValue.array_value (5) → ArrayValue.values (1) → AnyValue, 70 times.
+    const len = (n: number) => (n < 128 ? [n] : [(n & 0x7f) | 0x80, n >> 7])
+    let value = [0x0a, 0x01, 0x78] // string_value "x"
+    for (let i = 0; i < 70; i++) {
+      const values = [0x0a, ...len(value.length), ...value]
+      value = [0x2a, ...len(values.length), ...values]
+    }
+    const record = [0x2a, ...len(value.length), ...value] // LogRecord.body (5)
+    const scopeLogs = [0x12, ...len(record.length), ...record] // ScopeLogs.log_records (2)
+    const resourceLogs = [0x12, ...len(scopeLogs.length), ...scopeLogs] // ResourceLogs.scope_logs (2)
+    const request = Uint8Array.from([0x0a, ...len(resourceLogs.length), ...resourceLogs])
+    expect(() => decodeProto(request)).toThrow(/nested deeper than 64/)
+  })
+})
