@@ -69,6 +69,13 @@ describe('a sink’s limits', { timeout: 60_000 }, () => {
     for (let i = 0; i < 5; i++) expect((await send(sink, [{ x: 10 + i }], { batchId: `free-${i}` })).status).toBe(202)
     await poll(async () => (await view(sink)).received.rate_limited === 3, 15_000, 'three refusals counted')
     expect((await view(sink)).received.batches).toBe(6)
+    // The console's sink page shows the count and the limits in effect.
+    const page = await call(`/console/f/sinks/${sink.id}`, { key: key() })
+    expect(page.status).toBe(200)
+    expect(page.text).toMatch(/<dd id="rate-limited">3 requests refused \(429\)<\/dd>/)
+    expect(page.text).toMatch(/<dd id="limits">the defaults \(none unless configured\)<\/dd>/)
+    await patch(sink, { limits: { requests_per_second: 5, bytes_per_second: 1048576 } })
+    expect((await call(`/console/f/sinks/${sink.id}`, { key: key() })).text).toMatch(/<dd id="limits">5 requests\/s · 1.0 MiB\/s<\/dd>/)
   })
 
   it('OTLP logs and MCP’s send_rows share the sink’s limits: 429 rate_limited in their own answers, nothing stored', async () => {
