@@ -260,7 +260,7 @@ describe('the roller’s view, lease and report', () => {
     expect(view.text).not.toContain(stack().s3.secretAccessKey)
     const lagged = await call(`/v1/sinks/${s.id}`, { key: admin })
     expect(lagged.body.lag).toMatchObject({ batches_waiting: 2, oldest_waiting_at: a.body.received_at })
-    expect(lagged.body.received).toEqual({ batches: 2, rows: 3, bytes: a.body.bytes + b.body.bytes, last_at: b.body.received_at })
+    expect(lagged.body.received).toEqual({ batches: 2, rows: 3, bytes: a.body.bytes + b.body.bytes, last_at: b.body.received_at, rate_limited: 0 })
 
     // Past roll_seconds the sink is due.
     await db.query(`update batches set received_at = received_at - interval '400 seconds' where sink_id = $1`, [s.id])
