@@ -34,11 +34,13 @@ cross join lateral (select max(received_at) as at from batches b where b.sink_id
 
 export type SinkRow = Record<string, any>
 
-/** One sink of the project by id, or by name (the live one: a name is reused after a delete). */
-export async function selectSink(db: EdgeDb, projectId: string, ref: string): Promise<SinkRow | undefined> {
-  const chosen = `select * from sinks s where s.project_id = $1 and (s.id = $2 or (s.name = $2 and s.state <> 'deleted'))
+/** The sink of project $1 named by $2, its id or its name (the live one: a name is reused after a delete). */
+export const SINK_BY_REF = `select * from sinks s where s.project_id = $1 and (s.id = $2 or (s.name = $2 and s.state <> 'deleted'))
     order by s.state = 'deleted', s.created_at desc limit 1`
-  const { rows } = await db.$client.query(viewOf(chosen), [projectId, ref])
+
+/** One sink of the project by id, or by name. */
+export async function selectSink(db: EdgeDb, projectId: string, ref: string): Promise<SinkRow | undefined> {
+  const { rows } = await db.$client.query(viewOf(SINK_BY_REF), [projectId, ref])
   return rows[0]
 }
 

@@ -168,6 +168,10 @@ describe.each(Object.keys(CLIENTS) as Array<keyof typeof CLIENTS>)('MCP over %s'
       status: 404,
       error: { code: 'sink_not_found' },
     })
+    // A deleted sink takes no rows (its key stopped working with the delete).
+    const gone = await newSink(owner.key, { tableSpec: { warehouse: owner.warehouse, namespace: 'mcp' }, sink: { warehouse: owner.warehouse } })
+    expect((await call(`/v1/sinks/${gone.id}`, { key: owner.key, method: 'DELETE' })).status).toBe(202)
+    expect((await callTool(client, 'send_rows', { sink: gone.id, rows: [{ x: 1 }] })).body).toMatchObject({ status: 404, error: { code: 'sink_not_found' } })
     const sender = await connect(sink.sendKey)
     try {
       const sent = await callTool(sender, 'send_rows', { sink: sink.id, rows: [{ x: 5 }], batch_id: `by-key-${transport}` })
