@@ -15,6 +15,8 @@ export enum Kind {
   Double,
   Decimal,
   Date,
+  Time,
+  Uuid,
   Timestamp,
   TimestampNs,
   String,
@@ -56,8 +58,6 @@ export function compileColumn(field: NestedField, formatVersion: 2 | 3, constant
   }
   if (constants.has(field.name)) return { ...col, kind: Kind.Constant }
   if (typeof field.type !== 'string') return col
-  // A type the reference refuses for every non-null value holds only nulls.
-  if (refusesEverything(convert)) return { ...col, kind: Kind.NullOnly }
   const t = field.type.trim()
   const decimal = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/.exec(t)
   if (decimal) return { ...col, kind: Kind.Decimal, precision: Number(decimal[1]), scale: Number(decimal[2]) }
@@ -83,11 +83,18 @@ export function compileColumn(field: NestedField, formatVersion: 2 | 3, constant
     case 'string':
       return { ...col, kind: Kind.String }
     case 'time':
+      return { ...col, kind: Kind.Time }
     case 'uuid':
+      return { ...col, kind: Kind.Uuid }
     case 'binary':
       return { ...col, kind: Kind.Text }
     default:
-      return t.startsWith('fixed[') ? { ...col, kind: Kind.Text } : col // geometry and the rest: the converter, on parsed JSON
+      if (t.startsWith('fixed[')) return { ...col, kind: Kind.Text }
+      // A type the reference refuses for every non-null value holds only nulls. Asked only here: the
+      // probes below hold no value of the types above (a timestamp without a zone, a uuid), and
+      // would send those down the slow path.
+      if (refusesEverything(convert)) return { ...col, kind: Kind.NullOnly }
+      return col // geometry and the rest: the converter, on parsed JSON
   }
 }
 

@@ -55,7 +55,7 @@ export function readValue(c: Cursor, col: Column, b: ColumnBuilder, t: Instant):
     case Kind.Float:
     case Kind.Double: {
       if (!c.number()) return false
-      const x = Number(latin1.decode(c.buf.subarray(c.tokenStart, c.pos)))
+      const x = shortDecimal(c) ?? Number(latin1.decode(c.buf.subarray(c.tokenStart, c.pos)))
       if (col.kind === Kind.Float) {
         const f = Math.fround(x)
         if (!Number.isFinite(f)) return false
@@ -75,6 +75,19 @@ export function readValue(c: Cursor, col: Column, b: ColumnBuilder, t: Instant):
       const d = dateAt(c.buf, s)
       if (d === undefined) return false
       b.i32[b.slot()] = d
+      b.commitValue()
+      return true
+    }
+    case Kind.Time: {
+      const s = c.asciiString()
+      const micros = s < 0 ? -1 : timeAt(c.buf, s, c.pos - 1)
+      if (micros < 0) return textual(c, col, b, s)
+      b.appendSafeInt64(micros)
+      return true
+    }
+    case Kind.Uuid: {
+      const s = c.asciiString()
+      if (s < 0 || c.pos - 1 - s !== 36 || !uuidAt(c.buf, s, b.bytes, b.slot() * 16)) return textual(c, col, b, s)
       b.commitValue()
       return true
     }
@@ -157,11 +170,21 @@ function textual(c: Cursor, col: Column, b: ColumnBuilder, s: number): boolean {
   return true
 }
 
-/** decimal(P, S) sent as a plain number with at most S fraction digits; other forms go to the converter. */
+/**
+ * decimal(P, S) sent as a plain number with at most S fraction digits, or as a string holding one
+ * (the converter reads both with one parser); other forms go to the converter.
+ */
 function decimal(c: Cursor, col: Column, b: ColumnBuilder): boolean {
-  if (c.peek() === 0x22) return textual(c, col, b, c.asciiString())
-  if (!c.number()) return false
-  if (c.exponent || c.fractionEnd - c.fractionStart > col.scale) {
+  if (c.peek() === 0x22) {
+    const s = c.asciiString()
+    if (s < 0) return false
+    const close = c.pos - 1
+    c.pos = s
+    const plain = c.number() && c.pos === close && !c.exponent && c.fractionEnd - c.fractionStart <= col.scale
+    c.pos = close + 1
+    if (!plain) return textual(c, col, b, s)
+  } else if (!c.number()) return false
+  else if (c.exponent || c.fractionEnd - c.fractionStart > col.scale) {
     const v = col.convert(new LosslessNumber(latin1.decode(c.buf.subarray(c.tokenStart, c.pos))))
     if (v === undefined) return false
     b.appendValue(v)
@@ -179,8 +202,8 @@ function decimal(c: Cursor, col: Column, b: ColumnBuilder): boolean {
     for (let k = c.fractionStart; k < c.fractionEnd; k++) n = n * 10 + (buf[k] - 0x30)
     for (let k = fracDigits; k < col.scale; k++) n *= 10
     if (c.negative && n !== 0) n = -n
-    // the unscaled value is within ±10^15: written as it is, no BigInt made (INT32 or INT64 by precision)
-    if (col.precision > 18) b.appendValue(BigInt(n))
+    // the unscaled value is within ±10^15: written as it is, no BigInt made (INT32, INT64 or fixed bytes by precision)
+    if (col.precision > 18) b.appendFixedSafeInt(n)
     else if (col.precision > 9) b.appendSafeInt64(n)
     else {
       b.i32[b.slot()] = n
@@ -192,4 +215,67 @@ function decimal(c: Cursor, col: Column, b: ColumnBuilder): boolean {
   const v = BigInt(text)
   b.appendValue(c.negative ? -v : v)
   return true
+}
+
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)
+
+/**
+ * The last number as a double when it has at most 15 digits and no exponent: its digits as an integer
+ * over a power of ten, both exact, so the one rounding of the division is Number()'s (Clinger's fast
+ * path). Undefined otherwise.
+ */
+function shortDecimal(c: Cursor): number | undefined {
+  if (c.exponent || c.digitsEnd - c.digitsStart + c.fractionEnd - c.fractionStart > 15) return undefined
+  const buf = c.buf
+  let n = 0
+  for (let k = c.digitsStart; k < c.digitsEnd; k++) n = n * 10 + (buf[k] - 0x30)
+  for (let k = c.fractionStart; k < c.fractionEnd; k++) n = n * 10 + (buf[k] - 0x30)
+  const x = n / POW10[c.fractionEnd - c.fractionStart]
+  return c.negative ? -x : x
+}
+
+/** Microseconds since midnight of `HH:MM:SS[.f…]` at buf[s, e), as parseTime reads it; -1 for anything else (the converter says why). */
+function timeAt(buf: Uint8Array, s: number, e: number): number {
+  if (e - s < 8 || buf[s + 2] !== 0x3a || buf[s + 5] !== 0x3a) return -1
+  const h = two(buf, s)
+  const m = two(buf, s + 3)
+  const sec = two(buf, s + 6)
+  if (h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec > 59) return -1
+  let micros = 0
+  let i = s + 8
+  if (i < e) {
+    if (buf[i] !== 0x2e || ++i === e) return -1
+    for (let k = 0; i < e; i++, k++) {
+      const d = buf[i] - 0x30
+      if (d < 0 || d > 9 || (k >= 6 && d !== 0)) return -1
+      if (k < 6) micros += d * POW10[5 - k]
+    }
+  }
+  return (h * 3600 + m * 60 + sec) * 1_000_000 + micros
+}
+
+function two(buf: Uint8Array, at: number): number {
+  const a = buf[at] - 0x30
+  const b = buf[at + 1] - 0x30
+  return a < 0 || a > 9 || b < 0 || b > 9 ? -1 : a * 10 + b
+}
+
+/** A canonical UUID (8-4-4-4-12 hex digits, either case) at buf[s, s + 36) into out[at, at + 16); false otherwise. */
+function uuidAt(buf: Uint8Array, s: number, out: Uint8Array, at: number): boolean {
+  if (buf[s + 8] !== 0x2d || buf[s + 13] !== 0x2d || buf[s + 18] !== 0x2d || buf[s + 23] !== 0x2d) return false
+  let o = at
+  for (let i = s; i < s + 36; i += 2) {
+    if (i === s + 8 || i === s + 13 || i === s + 18 || i === s + 23) i++
+    const hi = hex(buf[i])
+    const lo = hex(buf[i + 1])
+    if (hi < 0 || lo < 0) return false
+    out[o++] = (hi << 4) | lo
+  }
+  return true
+}
+
+function hex(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30
+  const l = b | 0x20
+  return l >= 0x61 && l <= 0x66 ? l - 0x57 : -1
 }

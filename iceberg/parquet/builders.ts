@@ -193,6 +193,21 @@ export class ColumnBuilder {
     this.commitValue()
   }
 
+  /** FIXED_LEN_BYTE_ARRAY (a wide decimal's unscaled value) from an integer within ±2^53: big-endian two's complement, no BigInt made. */
+  appendFixedSafeInt(n: number): void {
+    const w = this.width
+    const at = this.slot() * w
+    const bytes = this.bytes
+    // A negative n is ~(|n| - 1): its magnitude less one, each byte inverted.
+    let m = n < 0 ? -n - 1 : n
+    const flip = n < 0 ? 0xff : 0
+    for (let j = w - 1; j >= 0; j--) {
+      bytes[at + j] = (m % 256) ^ flip
+      m = Math.floor(m / 256)
+    }
+    this.commitValue()
+  }
+
   appendBigInt64(v: bigint): void {
     const i = this.slot()
     const lo = Number(BigInt.asUintN(32, v))

@@ -42,9 +42,17 @@ import pyarrow.json as pajson  # noqa: E402
 
 
 def as_read(t: pa.DataType) -> pa.DataType:
-    """The type pyarrow's JSON reader reads a column of type t as."""
+    """The type pyarrow's JSON reader reads a column of type t as (the large types PyIceberg uses it has not)."""
     if pa.types.is_date(t) or pa.types.is_time(t) or isinstance(t, pa.BaseExtensionType) or pa.types.is_fixed_size_binary(t):
         return pa.string()
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        return pa.list_(as_read(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, as_read(f.type)) for f in t])
     return t
 
 

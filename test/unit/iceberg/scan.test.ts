@@ -145,6 +145,35 @@ const stringTexts = fc.oneof(
     '"2026-11-30T12:00:00"',
   ),
 )
+// Times and uuids as the fast readers see them, edges included (24:00, a 7th fraction digit, hex case, a misplaced hyphen).
+const timeTexts = fc
+  .record({
+    h: fc.integer({ min: 0, max: 25 }),
+    mi: fc.integer({ min: 0, max: 60 }),
+    s: fc.integer({ min: 0, max: 61 }),
+    frac: fc.constantFrom('', '.', '.5', '.123456', '.1234560', '.1234567', '.000000000', '.12a', 'Z'),
+  })
+  .map((t) => `"${pad2(t.h)}:${pad2(t.mi)}:${pad2(t.s)}${t.frac}"`)
+/** Good values nine times in ten, the rest from `edges` (good or bad): a good line stays mostly good. */
+const mostly = (good: fc.Arbitrary<string>, edges: fc.Arbitrary<string>) => fc.oneof({ weight: 9, arbitrary: good }, { weight: 1, arbitrary: edges })
+const validTime = fc
+  .record({
+    h: fc.integer({ min: 0, max: 23 }),
+    mi: fc.integer({ min: 0, max: 59 }),
+    s: fc.integer({ min: 0, max: 59 }),
+    frac: fc.constantFrom('', '.5', '.123456', '.000001'),
+  })
+  .map((t) => `"${pad2(t.h)}:${pad2(t.mi)}:${pad2(t.s)}${t.frac}"`)
+/** A timestamptz text without its zone: a timestamp's. */
+const unzoned = (t: string) => t.replace(/([Zz]|[+-]\d\d:\d\d)"$/, '"')
+const uuidTexts = fc.tuple(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.constantFrom('lower', 'upper', 'shifted', 'bad')).map(([bytes, form]) => {
+  const h = Buffer.from(bytes).toString('hex')
+  let u = `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  if (form === 'upper') u = u.toUpperCase()
+  if (form === 'shifted') u = `${h.slice(0, 9)}-${h.slice(9, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  if (form === 'bad') u = `${u.slice(0, 35)}g`
+  return `"${u}"`
+})
 const nestedTexts = fc.oneof(
   fc.json({ maxDepth: 2 }),
   fc.constantFrom(
@@ -165,7 +194,10 @@ const nestedTexts = fc.oneof(
 )
 const anyValue = fc.oneof(
   { weight: 3, arbitrary: numberTexts },
+  { weight: 1, arbitrary: numberTexts.map((n) => `"${n}"`) },
   { weight: 3, arbitrary: stringTexts },
+  { weight: 1, arbitrary: timeTexts },
+  { weight: 1, arbitrary: uuidTexts },
   { weight: 2, arbitrary: timestampTexts },
   { weight: 1, arbitrary: dateTexts },
   { weight: 1, arbitrary: nestedTexts },
@@ -241,7 +273,22 @@ const goodLine = fc
       dec18: fc
         .bigInt({ min: -(10n ** 14n), max: 10n ** 14n })
         .map((v) => `${v / 10000n}.${String((v < 0n ? -v : v) % 10000n).padStart(4, '0')}`)
-        .map((t) => t.replace(/^0\./, '0.')),
+        .map((t) => t.replace(/^0\./, '0.'))
+        .chain((t) => fc.constantFrom(t, `"${t}"`)),
+      // A decimal sent as a string, a time, a uuid, a timestamp without a zone: read by their own fast readers.
+      dec38: mostly(
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).chain((v) => {
+          const t = `${v / 10n ** 10n}.${String((v < 0n ? -v : v) % 10n ** 10n).padStart(10, '0')}`
+          return fc.constantFrom(t, `"${t}"`)
+        }),
+        numberTexts.map((n) => `"${n}"`),
+      ),
+      tm: mostly(validTime, timeTexts),
+      u: mostly(
+        uuidTexts.filter((u) => /^"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"$/i.test(u)),
+        uuidTexts,
+      ),
+      ts: mostly(validTimestamp.map(unzoned), timestampTexts),
       dec9: fc.integer({ min: -9_999_999, max: 9_999_999 }).map((v) => (v / 100).toFixed(2)),
       tstz: fc.oneof(validTimestamp, validTimestamp, timestampTexts),
       dt: fc.oneof(validDate, dateTexts),
