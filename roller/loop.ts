@@ -266,7 +266,18 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       // The gauges from one fresh view of every sink, after the rolls: a drained sink reads 0, a
       // disabled one its waiting batches' age, a deleted one is gone. A failed view leaves them as they are.
       await api.lags().then(
-        (all) => metrics.setSinks(all),
+        (all) => {
+          metrics.setSinks(all)
+          // Due sinks no roller holds when a tick ends wait a tick more: worth a line (sinks this tick rolled are not leased again in it).
+          const free = all.filter((x) => x.due && !x.leased)
+          if (free.length > 0 && !opts.sink && !opts.signal?.aborted)
+            log.info('tick ended with sinks due and free', {
+              due_free: free.length,
+              first: free.slice(0, 3).map((x) => x.id),
+              seconds: (Date.now() - began) / 1000,
+              rolled: counts.rolled,
+            })
+        },
         (err) => log.warn('the sink view failed; the lag gauges keep their last values', { error: errorText(err) }),
       )
       return { rolled: counts.rolled, failed: counts.failed }
