@@ -256,7 +256,10 @@ export const USAGE = object({
     batches: NUMBER,
     rows_accepted: NUMBER,
     rows_rejected: NUMBER,
-    by_sink: array(object({ sink_id: STRING, name: orNull(STRING), bytes: NUMBER, batches: NUMBER, rows_accepted: NUMBER, rows_rejected: NUMBER })),
+    rate_limited: { ...NUMBER, description: 'Requests refused 429 rate_limited this month' },
+    by_sink: array(
+      object({ sink_id: STRING, name: orNull(STRING), bytes: NUMBER, batches: NUMBER, rows_accepted: NUMBER, rows_rejected: NUMBER, rate_limited: NUMBER }),
+    ),
     enforced: { const: false },
   }),
   storage: object({ ...STORAGE_FIGURE, bytes: NUMBER, intake_bytes: NUMBER, warehouses: { type: 'object', additionalProperties: OBJECT } }),

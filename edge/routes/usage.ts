@@ -12,7 +12,7 @@ import { projectStorage } from '../storage.ts'
 export async function usageView(db: EdgeDb, projectId: string) {
   const { rows } = await db.$client.query(
     `select u.sink_id, s.name, u.batches::float8 as batches, u.bytes::float8 as bytes,
-            u.rows_accepted::float8 as rows_accepted, u.rows_rejected::float8 as rows_rejected
+            u.rows_accepted::float8 as rows_accepted, u.rows_rejected::float8 as rows_rejected, u.rate_limited::float8 as rate_limited
      from usage_counters u left join sinks s on s.id = u.sink_id
      where u.project_id = $1 and u.month = to_char(now() at time zone 'UTC', 'YYYY-MM-01')::date
      order by u.bytes desc, u.sink_id`,
@@ -27,6 +27,8 @@ export async function usageView(db: EdgeDb, projectId: string) {
       batches: sum('batches'),
       rows_accepted: sum('rows_accepted'),
       rows_rejected: sum('rows_rejected'),
+      // Requests refused 429 rate_limited (edge/limits), counted as each isolate or process refuses them.
+      rate_limited: sum('rate_limited'),
       by_sink: rows.map((r: Record<string, unknown>) => ({
         sink_id: r.sink_id as string,
         name: r.name as string | null,
@@ -34,6 +36,7 @@ export async function usageView(db: EdgeDb, projectId: string) {
         batches: r.batches as number,
         rows_accepted: r.rows_accepted as number,
         rows_rejected: r.rows_rejected as number,
+        rate_limited: r.rate_limited as number,
       })),
       enforced: false,
     },

@@ -69,6 +69,9 @@ describe('a sink’s limits', { timeout: 60_000 }, () => {
     for (let i = 0; i < 5; i++) expect((await send(sink, [{ x: 10 + i }], { batchId: `free-${i}` })).status).toBe(202)
     await poll(async () => (await view(sink)).received.rate_limited === 3, 15_000, 'three refusals counted')
     expect((await view(sink)).received.batches).toBe(6)
+    const usage = (await call('/v1/usage', { key: key() })).body.ingest_bytes
+    expect(usage.by_sink.find((u: { sink_id: string }) => u.sink_id === sink.id)).toMatchObject({ batches: 6, rate_limited: 3 })
+    expect(usage.rate_limited).toBeGreaterThanOrEqual(3)
     // The console's sink page shows the count and the limits in effect.
     const page = await call(`/console/f/sinks/${sink.id}`, { key: key() })
     expect(page.status).toBe(200)

@@ -600,7 +600,7 @@ describe('POST /v1/sinks/{id|name}/dedupe', () => {
 describe('GET /v1/usage and GET /v1/connection', () => {
   it('counts ingest_bytes per project and per sink, enforced: false', async () => {
     const p = await newProject()
-    expect(await usage(p.key)).toEqual({ month_to_date: 0, batches: 0, rows_accepted: 0, rows_rejected: 0, by_sink: [], enforced: false })
+    expect(await usage(p.key)).toEqual({ month_to_date: 0, batches: 0, rows_accepted: 0, rows_rejected: 0, rate_limited: 0, by_sink: [], enforced: false })
     const sink = await newSink(p.key, { tableSpec: { warehouse: p.warehouse }, sink: { warehouse: p.warehouse } })
     const a = await send(sink, '[{"x":1},{"x":2},3]')
     const b = await send(sink, '[{"x":3}]')
@@ -614,8 +614,9 @@ describe('GET /v1/usage and GET /v1/connection', () => {
       batches: 2,
       rows_accepted: 3,
       rows_rejected: 1,
+      rate_limited: 0,
       enforced: false,
-      by_sink: [{ sink_id: sink.id, name: sink.name, bytes, batches: 2, rows_accepted: 3, rows_rejected: 1 }],
+      by_sink: [{ sink_id: sink.id, name: sink.name, bytes, batches: 2, rows_accepted: 3, rows_rejected: 1, rate_limited: 0 }],
     })
     // A duplicate is not counted again.
     expect((await send(sink, '[{"x":3}]', { batchId: b.body.batch_id })).status).toBe(200)

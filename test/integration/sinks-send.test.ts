@@ -215,7 +215,7 @@ describe('storage', () => {
     expect(await intakeObjects(s.id)).toEqual([intakeKey(s.id, 'race')])
     expect(await poll(async () => (await ledger(db, s.id))[0].state === 'pending')).toBe(true)
     const mine = (await usage(stack().adminKey)).by_sink.find((u: { sink_id: string }) => u.sink_id === s.id)
-    expect(mine).toEqual({ sink_id: s.id, name: s.name, bytes: 29, batches: 1, rows_accepted: 2, rows_rejected: 0 })
+    expect(mine).toEqual({ sink_id: s.id, name: s.name, bytes: 29, batches: 1, rows_accepted: 2, rows_rejected: 0, rate_limited: 0 })
   })
 
   it('counts 20 concurrent distinct batches once each', async () => {
