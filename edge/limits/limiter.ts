@@ -96,8 +96,7 @@ export class SendLimiter {
     if (wait > 0) throw this.refuse(c, sinkId, sendKeySha256, seen, Math.ceil(wait / 1000))
     for (const k of costs) k.bucket.take(k.cost, now)
     charge.costs = costs
-    const binding = c.env.LHBOX_PROJECT_RATE_LIMIT
-    if (binding && !(await binding.limit({ key: seen.projectId })).success) {
+    if (!(await this.bindingAllows(c, seen.projectId))) {
       for (const k of costs) k.bucket.give(k.cost)
       throw this.refuse(c, sinkId, sendKeySha256, seen, BINDING_RETRY_AFTER)
     }
@@ -132,9 +131,21 @@ export class SendLimiter {
     if (n > 0) this.refusedOf(sinkId).count += n
   }
 
-  /** A PATCH of the sink's limits (or a delete): the next request reads them with its statement. */
+  /** A PATCH of the sink's limits: the next request reads them with its statement. */
   forget(sinkId: string): void {
     this.known.delete(sinkId)
+  }
+
+  /** The Workers binding's word on the project (none bound: yes). A binding that fails lets the request through: the isolate's buckets still hold. */
+  private async bindingAllows(c: LimitContext, projectId: string): Promise<boolean> {
+    const binding = c.env.LHBOX_PROJECT_RATE_LIMIT
+    if (!binding) return true
+    try {
+      return (await binding.limit({ key: projectId })).success
+    } catch (err) {
+      console.error(JSON.stringify({ level: 'warn', msg: 'the rate limiting binding failed; not limiting by it', error: String(err) }))
+      return true
+    }
   }
 
   private costs(c: LimitContext, sinkId: string, seen: SinkSeen, bytes: number, now: number): Cost[] {
