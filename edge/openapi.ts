@@ -174,6 +174,23 @@ const OTLP_LOGS_OPERATION: Operation = {
   },
 }
 
+/** A JSON-RPC id that is a number is a safe integer (the SDK's schema): one past 2^53 is a 400. */
+const SAFE_INTEGER = { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }
+
+/** A message's params as the SDK reads them: any members, and `_meta` (a progress token, a related task) when given. */
+const MCP_PARAMS = {
+  type: 'object',
+  properties: {
+    _meta: {
+      type: 'object',
+      properties: {
+        progressToken: { anyOf: [STRING, SAFE_INTEGER] },
+        'io.modelcontextprotocol/related-task': { type: 'object', required: ['taskId'], properties: { taskId: STRING } },
+      },
+    },
+  },
+}
+
 /** POST /mcp (edge/mcp/): one JSON-RPC 2.0 request or notification of the Model Context Protocol, answered in JSON. */
 const MCP_OPERATION: Operation = {
   summary:
@@ -186,7 +203,7 @@ const MCP_OPERATION: Operation = {
         schema: {
           type: 'object',
           required: ['jsonrpc', 'method'],
-          properties: { jsonrpc: { const: '2.0' }, id: { anyOf: [STRING, INTEGER] }, method: STRING, params: OBJECT },
+          properties: { jsonrpc: { const: '2.0' }, id: { anyOf: [STRING, SAFE_INTEGER] }, method: STRING, params: MCP_PARAMS },
           additionalProperties: false,
         },
       },

@@ -3,7 +3,7 @@
 // from each tool's valibot schema, tools/call checked with that same schema and the caller's level.
 import { toJsonSchema } from '@valibot/to-json-schema'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { Context } from 'hono'
 import * as v from 'valibot'
 import type { AppEnv } from '../env.ts'
@@ -59,8 +59,8 @@ export function mcpServer(c: Context<AppEnv>, caller: Caller): Server {
   }))
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const t = TOOLS.find((x) => x.name === req.params.name)
-    if (!t)
-      return failed(new ApiError(404, 'unknown_tool', `no tool ${req.params.name}; the tools are ${TOOLS.map((x) => x.name).join(', ')}`), req.params.name)
+    // A tool it does not have is the protocol's error (MCP: -32602), not a tool's result.
+    if (!t) throw new McpError(ErrorCode.InvalidParams, `no tool ${req.params.name}; the tools are ${TOOLS.map((x) => x.name).join(', ')}`)
     try {
       mayCall(t, caller)
       const input = v.safeParse(t.input, req.params.arguments ?? {})

@@ -181,6 +181,8 @@ describe.each(Object.keys(CLIENTS) as Array<keyof typeof CLIENTS>)('MCP over %s'
     } finally {
       await sender.close()
     }
+    // A tool it does not have is the protocol's error.
+    await expect(client.callTool({ name: 'drop_table', arguments: {} })).rejects.toThrow(/no tool drop_table/)
     // Bad input is the routes' 400, checked with the same schema.
     const bad = await callTool(client, 'get_rejects', { sink: sink.id, reason: 'bad_mood' })
     expect(bad.body).toMatchObject({ status: 400, error: { code: 'invalid_request' } })
