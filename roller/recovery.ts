@@ -1,6 +1,5 @@
 // Exactly once by recovery (spec "Exactly once"): a batch is consumed when a retained snapshot of this
-// sink, or a committed marker, names it — and it was stored before that record, or within the ledger's
-// duplicate window after it (REPLAY_WINDOW_MS).
+// sink, or a committed marker, names it — and it was stored before that record, with 1 h tolerance.
 import { summaryBatchIds } from '../contract/summary.ts'
 import type { LoadedTable } from '../iceberg/catalog/index.ts'
 import { CommitAbandoned } from '../iceberg/transaction/transact.ts'
@@ -8,15 +7,7 @@ import type { TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { Bucket } from '../iceberg/io/s3.ts'
 import { listIntake, readMarker, type IntakeObject, type Marker } from './intake.ts'
 
-/**
- * A batch stored up to this long after a record that names its id is a replay of it, not a new send:
- * 7 days, the ledger's own duplicate window (an intact ledger answers a replay as a duplicate until it
- * prunes the row, 7 days after the commit; a batch id sent later is a new batch, "accepted again").
- * So a ledger that lost the row (pruned early, or restored from a backup) does not make a replay a
- * new send while its roll is still on record (issue 31, part 3). It was the spec's 1 h of clock-skew
- * tolerance, which let a replay stored 1 h after its roll be appended a second time.
- */
-export const REPLAY_WINDOW_MS = 7 * 24 * 3600_000
+export const CLOCK_SKEW_MS = 3600_000
 
 export interface ConsumedRecord {
   atMs: number
@@ -53,9 +44,9 @@ export async function intakeRecords(
   return { batches: listing.batches, markers, records: consumedRecords(metadata, sinkId, markers) }
 }
 
-/** Stored before the record, or a replay within REPLAY_WINDOW_MS after it? A batch stored later is a new send. */
+/** Stored before the record (1 h of tolerance for clock skew)? A batch stored later is a new send. */
 export function storedBefore(receivedMicros: bigint, record: ConsumedRecord): boolean {
-  return Number(receivedMicros / 1000n) <= record.atMs + REPLAY_WINDOW_MS
+  return Number(receivedMicros / 1000n) <= record.atMs + CLOCK_SKEW_MS
 }
 
 /** If another roller committed any of these batches since the roll read the table, commit nothing. */

@@ -1,13 +1,13 @@
 // Exactly once by recovery (spec "Exactly once"; roller/recovery.ts), the pure rules at their
 // boundaries: which summaries name a batch (both prefixes), every retained snapshot and every marker
-// as a record, "the newer record wins", the replay window (7 days, the ledger's), and the conflict re-check.
+// as a record, "the newer record wins", the 1 h tolerance, and the conflict re-check.
 import { describe, expect, it } from 'vitest'
 import { newTableMetadata, type Snapshot, type TableMetadata } from '../../../iceberg/spec/metadata.ts'
 import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
 import { CommitAbandoned } from '../../../iceberg/transaction/transact.ts'
 import { receivedMicros, type Marker } from '../../../roller/intake.ts'
 import { SUMMARY_PREFIXES, summaryBatchIds } from '../../../contract/summary.ts'
-import { REPLAY_WINDOW_MS, consumedRecords, recheckFor, storedBefore, type ConsumedRecord } from '../../../roller/recovery.ts'
+import { CLOCK_SKEW_MS, consumedRecords, recheckFor, storedBefore, type ConsumedRecord } from '../../../roller/recovery.ts'
 
 const SINK = 'snk_r'
 const T = Date.UTC(2026, 0, 10, 12, 0, 0)
@@ -102,37 +102,36 @@ describe('consumedRecords: every retained snapshot of the sink and every marker;
   })
 })
 
-describe('storedBefore: the object was stored before the record, or a replay within 7 days after it', () => {
+describe('storedBefore: the object was stored before the record, with 1 h of tolerance', () => {
   const record: ConsumedRecord = { atMs: T, snapshotId: '1', source: 'snapshot' }
   const micros = (ms: number, extraMicros = 0) => BigInt(ms) * 1000n + BigInt(extraMicros)
-  const WINDOW = 7 * 24 * HOUR
 
-  it('is 7 days, the ledger’s duplicate window', () => expect(REPLAY_WINDOW_MS).toBe(WINDOW))
+  it('is one hour', () => expect(CLOCK_SKEW_MS).toBe(HOUR))
 
-  it('after the record: consumed up to 7 days later (a replay the ledger no longer knows), a new send from 7 days + 1 ms', () => {
+  it('after the record: consumed up to 1 h later (the intake clock ahead), a new send from 1 h + 1 ms', () => {
     expect(storedBefore(micros(T + 1), record)).toBe(true)
-    expect(storedBefore(micros(T + HOUR + 1), record)).toBe(true) // the spec's 1 h no longer bounds it
-    expect(storedBefore(micros(T + WINDOW - 1), record)).toBe(true)
-    expect(storedBefore(micros(T + WINDOW), record)).toBe(true)
-    expect(storedBefore(micros(T + WINDOW + 1), record)).toBe(false)
-    expect(storedBefore(micros(T + 30 * 24 * HOUR), record)).toBe(false)
+    expect(storedBefore(micros(T + HOUR - 1), record)).toBe(true)
+    expect(storedBefore(micros(T + HOUR), record)).toBe(true)
+    expect(storedBefore(micros(T + HOUR + 1), record)).toBe(false)
+    expect(storedBefore(micros(T + 7 * 24 * HOUR), record)).toBe(false)
   })
 
-  it('before the record: consumed however long before (no lower bound: a batch may wait a week)', () => {
+  it('before the record: consumed however long before, the 1 h edge included (no lower bound: a batch may wait a week)', () => {
     expect(storedBefore(micros(T), record)).toBe(true)
+    expect(storedBefore(micros(T - HOUR), record)).toBe(true)
     expect(storedBefore(micros(T - HOUR - 1), record)).toBe(true)
     expect(storedBefore(micros(T - 8 * 24 * HOUR), record)).toBe(true)
   })
 
-  it('compares whole milliseconds: 7 days + 0.999 ms after still counts, 7 days + 1.000 ms does not', () => {
-    expect(storedBefore(micros(T + WINDOW, 999), record)).toBe(true)
-    expect(storedBefore(micros(T + WINDOW, 1000), record)).toBe(false)
+  it('compares whole milliseconds: a received time 1 h + 0.999 ms after still counts, 1 h + 1.000 ms does not', () => {
+    expect(storedBefore(micros(T + HOUR, 999), record)).toBe(true)
+    expect(storedBefore(micros(T + HOUR, 1000), record)).toBe(false)
   })
 
   it('the same rule for a marker’s record', () => {
     const m: ConsumedRecord = { atMs: T, snapshotId: null, source: 'marker' }
-    expect(storedBefore(micros(T + WINDOW), m)).toBe(true)
-    expect(storedBefore(micros(T + WINDOW + 1), m)).toBe(false)
+    expect(storedBefore(micros(T + HOUR), m)).toBe(true)
+    expect(storedBefore(micros(T + HOUR + 1), m)).toBe(false)
     expect(storedBefore(micros(T - HOUR - 1), m)).toBe(true)
   })
 })

@@ -1,7 +1,6 @@
 // The recovery rules through roll() (spec "Exactly once"): a batch still in the intake that a record
 // names — a retained snapshot of the sink under either summary prefix, or a committed marker — and that
-// was stored before the record (or replayed within 7 days after it) is deleted and reported, never
-// rolled again.
+// was stored before the record (1 h tolerance) is deleted and reported, never rolled again.
 import { describe, expect, it } from 'vitest'
 import { currentSnapshot } from '../../../iceberg/spec/metadata.ts'
 import { S3Error } from '../../../iceberg/io/s3.ts'
@@ -10,8 +9,6 @@ import { markerBody } from '../../../roller/intake.ts'
 import { commitRecord, consumedOf, HOUR, leftovers, markersOf, rollOnce, send, SINK, snapshots, world, xs, type World } from './harness.ts'
 
 const DAY = 24 * HOUR
-/** roller/recovery.ts REPLAY_WINDOW_MS: the ledger's duplicate window. */
-const WINDOW = 7 * DAY
 
 function putMarker(w: World, name: string, batchIds: string[], snapshotId: bigint | null, atMs: number): string {
   const key = markerKey(SINK, name)
@@ -63,17 +60,17 @@ describe('records in snapshot summaries', () => {
   })
 })
 
-describe('the replay window (7 days) between the stored time and the record', () => {
-  it('a snapshot record: consumed up to 7 days after it and however long before; from 7 days + 1 ms after, a new send that is rolled', async () => {
+describe('the 1 h tolerance between the stored time and the record', () => {
+  it('a snapshot record: consumed up to 1 h after it and however long before; from 1 h + 1 ms after, a new send that is rolled', async () => {
     const w = await world({ prepared: true })
     const rec = await commitRecord(w, ['edge', 'out', 'before', 'long-before', 'lm-in', 'lm-out'], [1])
     const T = rec.atMs
-    send(w, 'edge', ['{"x": 10}'], { receivedMs: T + WINDOW })
-    send(w, 'out', ['{"x": 20}'], { receivedMs: T + WINDOW + 1 })
+    send(w, 'edge', ['{"x": 10}'], { receivedMs: T + HOUR })
+    send(w, 'out', ['{"x": 20}'], { receivedMs: T + HOUR + 1 })
     send(w, 'before', ['{"x": 30}'], { receivedMs: T - HOUR - 1 })
     send(w, 'long-before', ['{"x": 40}'], { receivedMs: T - 7 * DAY })
     // no x-amz-meta-received: the store's Last-Modified (whole seconds) is the stored time
-    const lastWholeSecond = Math.floor((T + WINDOW) / 1000) * 1000
+    const lastWholeSecond = Math.floor((T + HOUR) / 1000) * 1000
     send(w, 'lm-in', ['{"x": 50}'], { receivedMs: null, lastModified: new Date(lastWholeSecond) })
     send(w, 'lm-out', ['{"x": 60}'], { receivedMs: null, lastModified: new Date(lastWholeSecond + 1000) })
     await rollOnce(w)
@@ -84,12 +81,12 @@ describe('the replay window (7 days) between the stored time and the record', ()
     expect(leftovers(w)).toEqual({ intake: [], markers: [], rejects: [] })
   })
 
-  it('a marker record: the same window after committed_at, none before it', async () => {
+  it('a marker record: the same 1 h on either side of committed_at', async () => {
     const w = await world({ prepared: true })
     const T = Date.UTC(2026, 0, 5, 8, 0, 0)
     const marker = putMarker(w, 'earlier-file.parquet', ['m-edge', 'm-out', 'm-before'], 77n, T)
-    send(w, 'm-edge', ['{"x": 1}'], { receivedMs: T + WINDOW })
-    send(w, 'm-out', ['{"x": 2}'], { receivedMs: T + WINDOW + 1 })
+    send(w, 'm-edge', ['{"x": 1}'], { receivedMs: T + HOUR })
+    send(w, 'm-out', ['{"x": 2}'], { receivedMs: T + HOUR + 1 })
     send(w, 'm-before', ['{"x": 3}'], { receivedMs: T - HOUR - 1 })
     await rollOnce(w)
 
@@ -108,8 +105,8 @@ describe('the newer record wins', () => {
   it('a marker newer than the snapshot naming the batch: its time counts (a batch the snapshot alone would call a new send is consumed)', async () => {
     const w = await world({ prepared: true })
     const rec = await commitRecord(w, ['a'], [1])
-    putMarker(w, 'newer.parquet', ['a'], 9223372036854775807n, rec.atMs + 8 * DAY)
-    send(w, 'a', ['{"x": 2}'], { receivedMs: rec.atMs + 8 * DAY + 30 * 60_000 })
+    putMarker(w, 'newer.parquet', ['a'], 9223372036854775807n, rec.atMs + 3 * HOUR)
+    send(w, 'a', ['{"x": 2}'], { receivedMs: rec.atMs + 3 * HOUR + 30 * 60_000 })
     await rollOnce(w)
     expect(await xs(w)).toEqual([1])
     expect(w.ledger.reports[0].repaired).toEqual(['a'])
@@ -133,12 +130,12 @@ describe('the newer record wins', () => {
     const T = Date.UTC(2026, 0, 5, 8, 0, 0)
     w.catalog.snapshotClock = () => T
     const first = await commitRecord(w, ['a'], [1], { prefix: 'tablemere.sink.' })
-    w.catalog.snapshotClock = () => T + 8 * DAY
+    w.catalog.snapshotClock = () => T + 3 * HOUR
     const second = await commitRecord(w, ['a'], [2])
     w.catalog.snapshotClock = undefined
-    expect([first.atMs, second.atMs]).toEqual([T, T + 8 * DAY])
-    // past the window after the first record, within it after the second
-    send(w, 'a', ['{"x": 3}'], { receivedMs: T + 8 * DAY + 30 * 60_000 })
+    expect([first.atMs, second.atMs]).toEqual([T, T + 3 * HOUR])
+    // long past an hour after the first record, within an hour of the second
+    send(w, 'a', ['{"x": 3}'], { receivedMs: T + 3 * HOUR + 30 * 60_000 })
     await rollOnce(w)
     expect(await xs(w)).toEqual([1, 2])
     expect(consumedOf(w.ledger.reports[0])).toEqual([{ batch_ids: ['a'], snapshot_id: second.snapshotId }])
