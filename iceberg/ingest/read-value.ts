@@ -6,6 +6,7 @@ import { LosslessNumber, parseLossless } from '../spec/json.ts'
 import type { ColumnBuilder } from '../parquet/builders.ts'
 import { withinInt64, type Cursor } from './cursor.ts'
 import { Kind, type Column } from './plan.ts'
+import { NOT_SURE, readJson } from './read-json.ts'
 import { dateAt, timestampAt, type Instant } from './temporal-bytes.ts'
 import { isUtf8 } from './utf8.ts'
 
@@ -143,12 +144,15 @@ export function readValue(c: Cursor, col: Column, b: ColumnBuilder, t: Instant):
       return textual(c, col, b, c.asciiString())
     case Kind.Values: {
       const start = c.pos
-      if (!c.skipValue()) return false
-      let parsed: unknown
-      try {
-        parsed = parseLossless(utf8Span.decode(c.buf.subarray(start, c.pos)))
-      } catch {
-        return false
+      let parsed = readJson(c)
+      if (parsed === NOT_SURE) {
+        c.pos = start
+        if (!c.skipValue()) return false
+        try {
+          parsed = parseLossless(utf8Span.decode(c.buf.subarray(start, c.pos)))
+        } catch {
+          return false
+        }
       }
       const v = col.convert(parsed)
       if (v === undefined) return false

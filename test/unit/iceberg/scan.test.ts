@@ -155,7 +155,7 @@ const timeTexts = fc
   })
   .map((t) => `"${pad2(t.h)}:${pad2(t.mi)}:${pad2(t.s)}${t.frac}"`)
 /** Good values nine times in ten, the rest from `edges` (good or bad): a good line stays mostly good. */
-const mostly = (good: fc.Arbitrary<string>, edges: fc.Arbitrary<string>) => fc.oneof({ weight: 9, arbitrary: good }, { weight: 1, arbitrary: edges })
+const mostly = (good: fc.Arbitrary<string>, edges: fc.Arbitrary<string>, weight = 9) => fc.oneof({ weight, arbitrary: good }, { weight: 1, arbitrary: edges })
 const validTime = fc
   .record({
     h: fc.integer({ min: 0, max: 23 }),
@@ -283,6 +283,22 @@ const goodLine = fc
         }),
         numberTexts.map((n) => `"${n}"`),
       ),
+      // Nested values, read by read-json.ts for their converter: good ones, and the odd ones (keys twice, escapes, -0).
+      st: mostly(
+        fc.record({ a: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), b: fc.option(fc.string(), { nil: undefined }) }).map((v) => JSON.stringify(v)),
+        fc.oneof(nestedTexts, fc.constantFrom('{"a": 1, "a": 2}', '{"a": 1, "a": 1}', '{"a": -0}', '{"\\u0061": 1}', '{"a": 1, "b": "\\ud800"}')),
+        19,
+      ),
+      li: mostly(
+        fc.array(fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String), fc.constant('null'))).map((a) => `[${a.join(', ')}]`),
+        nestedTexts,
+        19,
+      ),
+      m: mostly(
+        fc.dictionary(fc.string(), fc.integer()).map((d) => JSON.stringify(d)),
+        fc.oneof(nestedTexts, fc.constantFrom('{"k": 1, "k": 2}', '{"__proto__": 1}', '{"k": 1.0}', '{"k": -0}')),
+        19,
+      ),
       tm: mostly(validTime, timeTexts),
       u: mostly(
         uuidTexts.filter((u) => /^"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"$/i.test(u)),
@@ -381,7 +397,7 @@ describe('the ingest scanner ≡ parseLossless + toRow', () => {
       seen.lines = seen.slow = 0
       fc.assert(
         fc.property(
-          fc.array(fc.oneof(lineText, goodLine, goodLine), { minLength: 1, maxLength: 12 }),
+          fc.array(fc.oneof(lineText, goodLine, goodLine, goodLine), { minLength: 1, maxLength: 12 }),
           fc.constantFrom('\n', '\r\n', '\n\n'),
           mutations,
           (lines, nl, mutate) => {
