@@ -321,8 +321,10 @@ export const DOCUMENT_TABLE: JsonSchema = {
 export const IDEMPOTENCY_KEY: Parameter = {
   name: 'Idempotency-Key',
   in: 'header',
-  required: true,
-  description: 'The batch id: a retry with the same id and body is answered 200 as a duplicate',
+  // Required for a JSON array; NDJSON may leave it out (OpenAPI cannot say "required for one media type").
+  required: false,
+  description:
+    'The batch id: a retry with the same id and body is answered 200 as a duplicate. Required for application/json (400 invalid_idempotency_key without it); NDJSON without it takes the batch id ndjson:<SHA-256 of the decompressed body>, so a retried batch is stored once',
   schema: { type: 'string', pattern: BATCH_ID.source },
 }
 

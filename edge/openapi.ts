@@ -390,7 +390,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
   '/v1/sinks/{sink_id}': {
     post: {
-      summary: 'Send a batch: a JSON array, or NDJSON lines (the send key only; Idempotency-Key required)',
+      summary: 'Send a batch: a JSON array, or NDJSON lines (the send key only; Idempotency-Key required for an array)',
       auth: 'send_key',
       requestBody: {
         required: true,
@@ -491,7 +491,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       summary: 'Retire the previous send key now (the current one keeps working)',
       auth: 'api_key',
       level: 'write',
-      statuses: { 200: 'Retired', 404: `${SINK_NOT_FOUND}; no_previous_key: none works now`, 409: 'no_send_key: a sql or files sink has no send key' },
+      statuses: { 200: 'Retired', 404: SINK_NOT_FOUND, 409: 'no_previous_key: none works now; no_send_key: a sql or files sink has no send key' },
       answers: { 200: object({ sink_id: STRING, previous_retired_at: TIME }) },
     },
   },

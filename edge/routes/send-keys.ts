@@ -91,7 +91,7 @@ export const sendKeyRoutes = new Hono<AppEnv>()
     const row = await sendSink(c)
     const db = await c.var.db()
     const { rows } = await db.$client.query(RETIRE, [row.id])
-    if (!rows[0]) throw new ApiError(404, 'no_previous_key', `sink ${row.name} has no previous send key still working`)
+    if (!rows[0]) throw new ApiError(409, 'no_previous_key', `sink ${row.name} has no previous send key still working`)
     await audit(db, {
       projectId: row.project_id,
       actor: c.var.principal.keyId,

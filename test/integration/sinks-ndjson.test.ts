@@ -11,6 +11,7 @@
 //   `auth.strategy = "bearer"` as Authorization; `request.headers` as given (the Idempotency-Key here);
 // - src/sinks/http/encoder.rs: each event serialized as one JSON object followed by '\n', then the
 //   batch's trailing newline removed ("for backwards-compatibility with Vector 0.20.x").
+import { createHash } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -24,10 +25,16 @@ const MiB = 1024 * 1024
 const LIMIT = 16 * MiB
 
 /** One request of Vector's http sink (json codec, newline_delimited framing), `compression` none or gzip. */
-function vectorRequest(sink: Sink, events: Array<Record<string, unknown>>, opts: { compression?: 'none' | 'gzip'; batchId?: string } = {}): Promise<Answer> {
+function vectorRequest(
+  sink: Sink,
+  events: Array<Record<string, unknown>>,
+  opts: { compression?: 'none' | 'gzip'; batchId?: string | null } = {},
+): Promise<Answer> {
   let body = events.map((e) => `${JSON.stringify(e)}\n`).join('')
   body = body.slice(0, -1) // the encoder drops the batch's last '\n'
-  const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', 'idempotency-key': opts.batchId ?? `vector-${uid()}` }
+  // batchId null: no Idempotency-Key, as Vector sends without a request.headers entry.
+  const headers: Record<string, string> = { 'content-type': 'application/x-ndjson' }
+  if (opts.batchId !== null) headers['idempotency-key'] = opts.batchId ?? `vector-${uid()}`
   const gzip = opts.compression === 'gzip'
   if (gzip) headers['content-encoding'] = 'gzip'
   return call(`/v1/sinks/${sink.id}`, { method: 'POST', key: sink.sendKey, headers, body: gzip ? new Uint8Array(gzipSync(body)) : body })
@@ -136,7 +143,31 @@ describe('the rules an array has', () => {
     expect(again.status).toBe(200)
     expect(again.body).toMatchObject({ duplicate: true, accepted: 2, batch_id: 'again', received_at: first.body.received_at })
     expectError(await sendLines(sink, '{"x":1}\n{"x":2}\n', { batchId: 'again' }), 409, 'idempotency_key_reused')
-    expectError(await sendLines(sink, '{"x":1}', { batchId: null }), 400, 'invalid_idempotency_key')
+    expectError(await sendLines(sink, '{"x":1}', { batchId: '' }), 400, 'invalid_idempotency_key')
+    // An array still needs one.
+    expectError(await send(sink, '[{"x":1}]', { batchId: null }), 400, 'invalid_idempotency_key')
+  })
+
+  it('without an Idempotency-Key (Vector cannot set one a batch) the batch id is the body’s hash: a retry is a duplicate', async () => {
+    const events = [
+      { x: 11, msg: 'a' },
+      { x: 12, msg: 'b' },
+    ]
+    const first = await vectorRequest(sink, events, { batchId: null })
+    expect(first.status, first.text).toBe(202)
+    const text = `${events.map((e) => JSON.stringify(e)).join('\n')}`
+    const id = `ndjson:${createHash('sha256').update(text).digest('hex')}`
+    expect(first.body).toMatchObject({ batch_id: id, accepted: 2 })
+    // Vector retries with the same bytes, gzipped or not (the hash is of what was sent, decompressed): stored once.
+    const retry = await vectorRequest(sink, events, { batchId: null, compression: 'gzip' })
+    expect(retry.status).toBe(200)
+    expect(retry.body).toMatchObject({ duplicate: true, batch_id: id, received_at: first.body.received_at })
+    expect(await stored(sink, id)).toBe(`${text}\n`)
+    // Other lines are another batch.
+    const other = await vectorRequest(sink, [{ x: 13 }], { batchId: null })
+    expect(other.status).toBe(202)
+    expect(other.body.batch_id).not.toBe(id)
+    expect((await ledger(db, sink.id)).filter((b) => b.batch_id.startsWith('ndjson:'))).toHaveLength(2)
   })
 
   it('16 MiB of lines are taken, one byte more is 413, and gzip is measured decompressed', async () => {

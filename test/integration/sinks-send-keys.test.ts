@@ -82,7 +82,7 @@ describe('a rotation with an overlap', () => {
     expect((await device(sink, first, 6)).status).toBe(401)
     expect((await sendWith(sink, second.body.send_key, 7)).status).toBe(202)
     expect((await view(sink)).previous_send_key_retires_at).toBeNull()
-    expectError(await retire(sink), 404, 'no_previous_key')
+    expectError(await retire(sink), 409, 'no_previous_key')
   })
 
   it('rolls the batches of both keys: PyIceberg reads them back', async () => {
@@ -105,7 +105,7 @@ describe('retirement and the two-key limit', () => {
     expect401(await sendWith(sink, sink.sendKey, 1))
     expect((await sendWith(sink, res.body.send_key, 2)).status).toBe(202)
     expect((await view(sink)).previous_send_key_retires_at).toBeNull()
-    expectError(await retire(sink), 404, 'no_previous_key')
+    expectError(await retire(sink), 409, 'no_previous_key')
     expect(await auditOf(sink.id)).toEqual(['sink.create', 'sink.key_rotate', 'sink.key_retire'])
   })
 
