@@ -269,8 +269,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         (all) => {
           metrics.setSinks(all)
           // Due sinks no roller holds when a tick ends wait a tick more: worth a line (sinks this tick rolled are not leased again in it).
+          // Only from a roller that serves every warehouse: the view holds every sink, and one kept to some would name others'.
           const free = all.filter((x) => x.due && !x.leased)
-          if (free.length > 0 && !opts.sink && !opts.signal?.aborted)
+          if (free.length > 0 && config.warehouseIds.length === 0 && !opts.sink && !opts.signal?.aborted)
             log.info('tick ended with sinks due and free', {
               due_free: free.length,
               first: free.slice(0, 3).map((x) => x.id),

@@ -116,6 +116,9 @@ function reported(p: InProcess): Record<string, number> {
     files_deleted: done!.filesDeleted,
     bytes_deleted: done!.bytesDeleted,
     seconds: done!.seconds,
+    // The same sweep deletes rejects files past their retention (none here: these sinks reject nothing).
+    rejects_deleted: 0,
+    rejects_bytes_deleted: 0,
   }
 }
 
