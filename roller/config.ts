@@ -33,8 +33,8 @@ export interface RollerConfig {
    */
   maintenance: { everyHours: number; retainSnapshots: number; maxSnapshotAgeMs: number; targetFileSizeBytes: number; orphanOlderThanMs: number }
   /**
-   * LHBOX_REJECTS_RETENTION_DAYS (default 30): the maintenance sweep deletes rejects files older than
-   * this; 0 keeps them for ever.
+   * LHBOX_REJECTS_RETENTION_DAYS (default 7, the spec's "sweeps rejects older than 7 days"): the
+   * maintenance sweep deletes rejects files older than this; 0 keeps them for ever.
    */
   rejectsRetentionDays: number
   /** A keyed roll's limit on rewritten data files (spec: 256 MiB); lowered in tests. */
@@ -101,7 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
       targetFileSizeBytes: Number(env.LHBOX_MAINTENANCE_TARGET_FILE_BYTES ?? 128 * 1024 * 1024),
       orphanOlderThanMs: Number(env.LHBOX_MAINTENANCE_ORPHAN_HOURS ?? 24) * 3600_000,
     },
-    rejectsRetentionDays: nonNegative(env, 'LHBOX_REJECTS_RETENTION_DAYS', 30),
+    rejectsRetentionDays: nonNegative(env, 'LHBOX_REJECTS_RETENTION_DAYS', 7),
     sql: {
       memoryLimit: env.LHBOX_SQL_MEMORY_LIMIT ?? '512MB',
       // Below the lease (300 s): a run never outlives the lease it holds.

@@ -1,5 +1,5 @@
 // Rejects retention (issue 31, part 5): the maintenance sweep deletes a sink's rejects files older than
-// LHBOX_REJECTS_RETENTION_DAYS (default 30; 0 keeps them), on a `roller` warehouse and on one whose
+// LHBOX_REJECTS_RETENTION_DAYS (default 7, the spec's; 0 keeps them), on a `roller` warehouse and on one whose
 // catalog maintains its tables itself; rejects.rows_total keeps counting; the storage figure shows
 // what the rejects files cost (rejects_bytes) and that they are gone. No store lets a test backdate
 // Last-Modified: the sweep is given a later clock (Roller.maintain's `now`). A bucket of its own, so
@@ -69,7 +69,7 @@ async function measure(p: InProcessRoller): Promise<Record<string, any>> {
 }
 
 describe('rejects retention', () => {
-  it('files older than 30 days (the default) go in the sweep; rows_total keeps counting; the storage figure says what they cost', {
+  it('files older than 7 days (the default, the spec’s) go in the sweep; rows_total keeps counting; the storage figure says what they cost', {
     timeout: 180_000,
   }, async () => {
     const p = roller()
@@ -85,18 +85,18 @@ describe('rejects retention', () => {
     expect(before.rejects_bytes).toBe(cost)
     expect(before.intake_bytes).toBeGreaterThanOrEqual(cost)
 
-    // 29 days on: kept.
-    expect(await p.roller.maintain({ sink: sink.id, now: Date.now() + 29 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
+    // 6 days on: kept.
+    expect(await p.roller.maintain({ sink: sink.id, now: Date.now() + 6 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     expect(await rejectsFiles(store, sink)).toHaveLength(2)
     expect((await sinkView(sink)).maintenance.last).toMatchObject({ rejects_deleted: 0, rejects_bytes_deleted: 0 })
 
-    // 31 days on: deleted, and said so; the counter stays.
-    expect(await p.roller.maintain({ sink: sink.id, now: Date.now() + 31 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
+    // 8 days on: deleted, and said so; the counter stays.
+    expect(await p.roller.maintain({ sink: sink.id, now: Date.now() + 8 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     expect(await rejectsFiles(store, sink)).toEqual([])
     const view = await sinkView(sink)
     expect(view.maintenance.last).toMatchObject({ rejects_deleted: 2, rejects_bytes_deleted: cost })
     expect(view.rejects).toMatchObject({ rows_total: 3, batches_with_rejects: 2 })
-    expect(p.logs.find((l) => l.msg === 'old rejects files deleted')).toMatchObject({ sink_id: sink.id, files: 2, bytes: cost, retention_days: 30 })
+    expect(p.logs.find((l) => l.msg === 'old rejects files deleted')).toMatchObject({ sink_id: sink.id, files: 2, bytes: cost, retention_days: 7 })
     expect(await p.metrics.registry.getSingleMetricAsString('lhbox_rejects_files_deleted_total')).toContain('lhbox_rejects_files_deleted_total 2')
     const page = await call(`/v1/sinks/${sink.id}/rejects`, { key: stack().adminKey })
     expect(page.status).toBe(200)
@@ -117,10 +117,10 @@ describe('rejects retention', () => {
     expect(await rejectsFiles(store, sink)).toHaveLength(2)
     expect((await sinkView(sink)).maintenance.last).toMatchObject({ rejects_deleted: 0 })
 
-    const week = roller({ LHBOX_REJECTS_RETENTION_DAYS: '7' })
-    expect(await week.roller.maintain({ sink: sink.id, now: Date.now() + 6 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
+    const month = roller({ LHBOX_REJECTS_RETENTION_DAYS: '30' })
+    expect(await month.roller.maintain({ sink: sink.id, now: Date.now() + 29 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     expect(await rejectsFiles(store, sink)).toHaveLength(2)
-    expect(await week.roller.maintain({ sink: sink.id, now: Date.now() + 8 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
+    expect(await month.roller.maintain({ sink: sink.id, now: Date.now() + 31 * DAY })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     expect(await rejectsFiles(store, sink)).toEqual([])
     expect((await sinkView(sink)).rejects).toMatchObject({ rows_total: 3 })
   })
