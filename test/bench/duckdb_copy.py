@@ -17,18 +17,18 @@ work = list + copy (the connection and extension loading are set-up, as the cata
 from __future__ import annotations
 
 import argparse
-import decimal
 import os
 import sys
 import time
 
 T0 = time.monotonic()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from duckdb_scan import connect, quote  # noqa: E402
 from interop_common import add_connection_args, emit, load_catalog, main_guard  # noqa: E402
+from readback import exact_sum  # noqa: E402
 
-import pyarrow as pa  # noqa: E402
 import pyarrow.fs as pafs  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from pyiceberg import types as it  # noqa: E402
@@ -62,24 +62,6 @@ def duck_type(t: it.IcebergType) -> str:
     if isinstance(t, it.MapType):
         return f"MAP({duck_type(t.key_type)}, {duck_type(t.value_type)})"
     raise SystemExit(f"no DuckDB type for {t}")
-
-
-def exact_sum(col: pa.ChunkedArray) -> str:
-    t = col.type
-    if pa.types.is_timestamp(t):
-        col = col.cast(pa.int64())
-        t = pa.int64()
-    if pa.types.is_integer(t):
-        return str(sum(v for v in col.to_pylist() if v is not None))
-    if pa.types.is_decimal(t):
-        with decimal.localcontext() as ctx:
-            ctx.prec = 200
-            total = decimal.Decimal(0).scaleb(-t.scale)
-            for v in col.to_pylist():
-                if v is not None:
-                    total += v
-            return format(total, "f")
-    raise SystemExit(f"--sum: no exact sum for a column of type {t}")
 
 
 def main() -> None:
@@ -133,7 +115,7 @@ def main() -> None:
             "rows": meta.num_rows,
             "batches": len(urls),
             "file_bytes": fs.get_file_info(path).size,
-            "sums": {c: exact_sum(table.column(c)) for c in a.sum if c in columns},
+            "sums": {c: exact_sum(table.column(c).chunks) for c in a.sum if c in columns},
             "seconds": {
                 "connect": t_start - t_connect,
                 "list": t_list - t_start,
