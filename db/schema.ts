@@ -118,6 +118,9 @@ export const sinks = pgTable(
     // A table has one sink at most, and a name one live sink per project.
     uniqueIndex('sinks_one_per_table').on(t.warehouseId, t.tableNamespace, t.tableName).where(sql`${t.state} <> 'deleted'`),
     uniqueIndex('sinks_project_name').on(t.projectId, t.name).where(sql`${t.state} <> 'deleted'`),
+    // POST /mcp with a send key finds its sink by the key's hash (edge/mcp/caller.ts), current or previous.
+    index('sinks_send_key').on(t.sendKeySha256).where(sql`${t.state} <> 'deleted'`),
+    index('sinks_previous_send_key').on(t.previousSendKeySha256).where(sql`${t.previousSendKeySha256} is not null and ${t.state} <> 'deleted'`),
   ],
 )
 

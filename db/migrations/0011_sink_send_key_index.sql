@@ -1,0 +1,2 @@
+CREATE INDEX "sinks_send_key" ON "sinks" USING btree ("send_key_sha256") WHERE "sinks"."state" <> 'deleted';--> statement-breakpoint
+CREATE INDEX "sinks_previous_send_key" ON "sinks" USING btree ("previous_send_key_sha256") WHERE "sinks"."previous_send_key_sha256" is not null and "sinks"."state" <> 'deleted';
