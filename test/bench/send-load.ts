@@ -6,7 +6,8 @@ import autocannon, { type Result } from 'autocannon'
 export interface Req {
   path: string
   headers: Record<string, string>
-  body: string
+  /** Text, or bytes (a protobuf export) sent as they are. */
+  body: string | Buffer
   batchId: string
 }
 
