@@ -5,32 +5,22 @@
 // ~/.cache/lhbox/rest-catalog/<version>/lib (Maven's own repo in ~/.cache/lhbox/m2).
 // Backend: JdbcCatalog on a SQLite file in the state folder; data and metadata in our S3
 // (versitygw or s3rver) through Iceberg's S3FileIO.
-import { execFile } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
 import type { S3Config } from '../iceberg/io/s3.ts'
+import { dep, excl, mavenJars, pomOf } from './maven.ts'
 import { startChild, waitFor, type Child } from './process.ts'
-import { CACHE_DIR } from './s3.ts'
-
-const run = promisify(execFile)
 
 // 1.10.0 is the newest release whose test-fixtures jar is on Maven Central; the other versions
 // follow its gradle/libs.versions.toml (hadoop 3.4.1, jetty 11.0.26, sqlite-jdbc 3.50.3.0).
-const REST_CATALOG_VERSION = '1.10.0'
+export const REST_CATALOG_VERSION = '1.10.0'
 const MAIN_CLASS = 'org.apache.iceberg.rest.RESTCatalogServer'
 
-function dep(group: string, artifact: string, version: string, extra = ''): string {
-  return `<dependency><groupId>${group}</groupId><artifactId>${artifact}</artifactId><version>${version}</version>${extra}</dependency>`
-}
-
 const ice = (artifact: string, extra = '') => dep('org.apache.iceberg', artifact, REST_CATALOG_VERSION, extra)
-const excl = (g: string, a = '*') => `<exclusion><groupId>${g}</groupId><artifactId>${a}</artifactId></exclusion>`
 
 // hadoop-common is there for org.apache.hadoop.conf.Configuration only; the exclusions are
 // those of iceberg's own build of the fixture's runtime jar.
-const HADOOP_EXCLUSIONS = [
+export const HADOOP_EXCLUSIONS = [
   excl('org.slf4j'),
   excl('ch.qos.reload4j'),
   excl('org.apache.avro', 'avro'),
@@ -52,70 +42,24 @@ const HADOOP_EXCLUSIONS = [
   excl('com.github.pjfanning', 'jersey-json'),
 ].join('')
 
-const POM = `<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>lhbox.dev</groupId>
-  <artifactId>rest-catalog</artifactId>
-  <version>${REST_CATALOG_VERSION}</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    ${ice('iceberg-open-api', '<classifier>test-fixtures</classifier>')}
-    ${ice('iceberg-core', '<classifier>tests</classifier><exclusions>' + excl('*') + '</exclusions>')}
-    ${ice('iceberg-core')}
-    ${ice('iceberg-aws')}
-    ${ice('iceberg-aws-bundle')}
-    ${dep('org.apache.hadoop', 'hadoop-common', '3.4.1', `<exclusions>${HADOOP_EXCLUSIONS}</exclusions>`)}
-    ${dep('org.eclipse.jetty', 'jetty-servlet', '11.0.26')}
-    ${dep('org.eclipse.jetty', 'jetty-server', '11.0.26')}
-    ${dep('org.xerial', 'sqlite-jdbc', '3.50.3.0')}
-    ${dep('org.slf4j', 'slf4j-api', '2.0.17')}
-    ${dep('org.slf4j', 'slf4j-simple', '2.0.17')}
-  </dependencies>
-  <build><plugins><plugin>
-    <groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.8.1</version>
-  </plugin></plugins></build>
-</project>
-`
+const POM = pomOf('rest-catalog', REST_CATALOG_VERSION, [
+  ice('iceberg-open-api', '<classifier>test-fixtures</classifier>'),
+  ice('iceberg-core', '<classifier>tests</classifier><exclusions>' + excl('*') + '</exclusions>'),
+  ice('iceberg-core'),
+  ice('iceberg-aws'),
+  ice('iceberg-aws-bundle'),
+  dep('org.apache.hadoop', 'hadoop-common', '3.4.1', `<exclusions>${HADOOP_EXCLUSIONS}</exclusions>`),
+  dep('org.eclipse.jetty', 'jetty-servlet', '11.0.26'),
+  dep('org.eclipse.jetty', 'jetty-server', '11.0.26'),
+  dep('org.xerial', 'sqlite-jdbc', '3.50.3.0'),
+  dep('org.slf4j', 'slf4j-api', '2.0.17'),
+  dep('org.slf4j', 'slf4j-simple', '2.0.17'),
+])
 
 /** Fetches the fixture's jars once (needs `mvn` and Maven Central); returns the java arguments that run it. */
 async function ensureRestCatalog(): Promise<string[]> {
-  const dir = join(CACHE_DIR, 'rest-catalog', REST_CATALOG_VERSION)
-  const lib = join(dir, 'lib')
-  const stamp = join(dir, 'ready')
-  const hash = createHash('sha256').update(POM).digest('hex')
-  const args = ['-cp', join(lib, '*'), MAIN_CLASS]
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return args
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, 'pom.xml'), POM)
-  const tmp = join(dir, `lib.${process.pid}`)
-  rmSync(tmp, { recursive: true, force: true })
-  const repo = join(CACHE_DIR, 'm2')
-  try {
-    await run(
-      'mvn',
-      [
-        '-q',
-        '-B',
-        '-f',
-        join(dir, 'pom.xml'),
-        `-Dmaven.repo.local=${repo}`,
-        'dependency:copy-dependencies',
-        `-DoutputDirectory=${tmp}`,
-        '-DincludeScope=runtime',
-      ],
-      {
-        maxBuffer: 1 << 24,
-      },
-    )
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string }
-    throw new Error(`fetching the Iceberg REST catalog jars failed: ${e.message}\n${e.stdout ?? ''}${e.stderr ?? ''}`)
-  }
-  rmSync(lib, { recursive: true, force: true })
-  renameSync(tmp, lib)
-  writeFileSync(stamp, hash)
-  return args
+  const lib = await mavenJars('rest-catalog', REST_CATALOG_VERSION, POM)
+  return ['-cp', join(lib, '*'), MAIN_CLASS]
 }
 
 export interface RestCatalogServer {

@@ -37,7 +37,7 @@ export async function loadNamespace(c: Context<AppEnv>) {
   const catalog = await catalogAt(c)
   if (c.req.method === 'HEAD') {
     if (!(await catalog.namespaces.exists(namespace)))
-      throw new IcebergError(404, 'NoSuchNamespaceException', `namespace ${namespace.join('.')} does not exist`)
+      throw new IcebergError(404, 'NoSuchNamespaceException', `Namespace does not exist: ${namespace.join('.')}`)
     return c.body(null, 204)
   }
   return answer(c, { namespace, properties: await catalog.namespaces.properties(namespace) })

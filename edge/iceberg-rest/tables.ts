@@ -94,7 +94,7 @@ export async function loadTable(c: Context<AppEnv>) {
   const id = tableParam(c)
   const catalog = await catalogAt(c)
   if (c.req.method === 'HEAD') {
-    if (!(await catalog.tableExists(id))) throw new IcebergError(404, 'NoSuchTableException', `table ${named(id)} does not exist`)
+    if (!(await catalog.tableExists(id))) throw new IcebergError(404, 'NoSuchTableException', `Table does not exist: ${named(id)}`)
     return c.body(null, 204)
   }
   const table = await catalog.loadTable(id)
@@ -125,9 +125,9 @@ export async function createTable(c: Context<AppEnv>) {
     properties,
   })
   checkMetadata(metadata)
-  if (!(await catalog.namespaces.exists(namespace))) throw new IcebergError(404, 'NoSuchNamespaceException', `namespace ${namespace.join('.')} does not exist`)
+  if (!(await catalog.namespaces.exists(namespace))) throw new IcebergError(404, 'NoSuchNamespaceException', `Namespace does not exist: ${namespace.join('.')}`)
   if (body['stage-create']) {
-    if (await catalog.tableExists(id)) throw new IcebergError(409, 'AlreadyExistsException', `table ${named(id)} already exists`)
+    if (await catalog.tableExists(id)) throw new IcebergError(409, 'AlreadyExistsException', `Table already exists: ${named(id)}`)
     return answer(c, { metadata, config: {} })
   }
   return answer(c, loadResult(await catalog.createWithMetadata(id, metadata)))

@@ -46,7 +46,7 @@ export class SqlNamespaces {
     )
     const all = rows.map((r) => String(r.ns).split('.'))
     const within = all.filter((n) => n.length >= parent.length && parent.every((p, i) => n[i] === p))
-    if (parent.length > 0 && within.length === 0) throw new NoSuchNamespace(`namespace ${joined(parent)} does not exist`)
+    if (parent.length > 0 && within.length === 0) throw new NoSuchNamespace(`Namespace does not exist: ${joined(parent)}`)
     const seen = new Map<string, string[]>()
     for (const n of within) if (n.length > parent.length) seen.set(joined(n.slice(0, parent.length + 1)), n.slice(0, parent.length + 1))
     return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, n]) => n)
@@ -54,7 +54,7 @@ export class SqlNamespaces {
 
   /** The namespace's properties (exists=true included, as PyIceberg's SqlCatalog answers them). NoSuchNamespace. */
   async properties(namespace: string[]): Promise<Record<string, string>> {
-    if (!(await this.exists(namespace))) throw new NoSuchNamespace(`namespace ${joined(namespace)} does not exist`)
+    if (!(await this.exists(namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${joined(namespace)}`)
     const { rows } = await this.sql.query(
       `select property_key, property_value from iceberg_namespace_properties where catalog_name = $1 and namespace = $2 order by property_key`,
       [this.catalogName, joined(namespace)],
@@ -73,7 +73,7 @@ export class SqlNamespaces {
        on conflict do nothing`,
       [this.catalogName, joined(namespace), entries.map(([k]) => k), entries.map(([, v]) => v)],
     )
-    if (!res.rowCount) throw new NamespaceAlreadyExists(`namespace ${joined(namespace)} already exists`)
+    if (!res.rowCount) throw new NamespaceAlreadyExists(`Namespace already exists: ${joined(namespace)}`)
   }
 
   /** Drops an empty namespace. NoSuchNamespace; NamespaceNotEmpty while a table or a deeper namespace lies in it. */
@@ -86,7 +86,7 @@ export class SqlNamespaces {
     )
     if (rows[0].tables || rows[0].deeper) throw new NamespaceNotEmpty(`namespace ${name} is not empty`)
     const res = await this.sql.query(`delete from iceberg_namespace_properties where catalog_name = $1 and namespace = $2`, [this.catalogName, name])
-    if (!res.rowCount) throw new NoSuchNamespace(`namespace ${name} does not exist`)
+    if (!res.rowCount) throw new NoSuchNamespace(`Namespace does not exist: ${name}`)
   }
 
   /** Sets and removes properties; a removal of a key that is not there is `missing`. NoSuchNamespace. */

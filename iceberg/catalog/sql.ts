@@ -74,7 +74,7 @@ export class SqlCatalog implements Catalog {
   }
 
   async listTables(namespace: string[]): Promise<TableIdentifier[]> {
-    if (!(await this.namespaces.exists(namespace))) throw new NoSuchNamespace(`namespace ${ns(namespace)} does not exist`)
+    if (!(await this.namespaces.exists(namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${ns(namespace)}`)
     const { rows } = await this.opts.sql.query(
       `select table_name from iceberg_tables where catalog_name = $1 and table_namespace = $2
        and (iceberg_type = 'TABLE' or iceberg_type is null) order by table_name`,
@@ -103,7 +103,7 @@ export class SqlCatalog implements Catalog {
        and (iceberg_type = 'TABLE' or iceberg_type is null)`,
       [this.name, ns(id.namespace), id.name],
     )
-    if (rows.length === 0 || !rows[0].metadata_location) throw new NoSuchTable(`table ${ns(id.namespace)}.${id.name} does not exist`)
+    if (rows.length === 0 || !rows[0].metadata_location) throw new NoSuchTable(`Table does not exist: ${ns(id.namespace)}.${id.name}`)
     return String(rows[0].metadata_location)
   }
 
@@ -156,7 +156,7 @@ export class SqlCatalog implements Catalog {
     )
     if (res.rowCount !== 1) {
       await this.opts.io.delete([metadataLocation]).catch(() => undefined)
-      throw new TableAlreadyExists(`table ${ns(identifier.namespace)}.${identifier.name} already exists`)
+      throw new TableAlreadyExists(`Table already exists: ${ns(identifier.namespace)}.${identifier.name}`)
     }
     this.opts.cache?.set(metadataLocation, metadata)
     return { identifier, metadataLocation, metadata, io: this.opts.io }
@@ -169,12 +169,12 @@ export class SqlCatalog implements Catalog {
        and (iceberg_type = 'TABLE' or iceberg_type is null)`,
       [this.name, ns(id.namespace), id.name],
     )
-    if (res.rowCount !== 1) throw new NoSuchTable(`table ${ns(id.namespace)}.${id.name} does not exist`)
+    if (res.rowCount !== 1) throw new NoSuchTable(`Table does not exist: ${ns(id.namespace)}.${id.name}`)
   }
 
   /** Moves the row to another name (the files stay where they are). NoSuchTable, NoSuchNamespace (the destination's), TableAlreadyExists. */
   async renameTable(from: TableIdentifier, to: TableIdentifier): Promise<void> {
-    if (!(await this.namespaces.exists(to.namespace))) throw new NoSuchNamespace(`namespace ${ns(to.namespace)} does not exist`)
+    if (!(await this.namespaces.exists(to.namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${ns(to.namespace)}`)
     const res = await this.opts.sql.query(
       `update iceberg_tables set table_namespace = $4, table_name = $5
        where catalog_name = $1 and table_namespace = $2 and table_name = $3 and (iceberg_type = 'TABLE' or iceberg_type is null)
@@ -183,7 +183,7 @@ export class SqlCatalog implements Catalog {
     )
     if (res.rowCount === 1) return
     await this.currentLocation(from) // NoSuchTable when the source is gone
-    throw new TableAlreadyExists(`table ${ns(to.namespace)}.${to.name} already exists`)
+    throw new TableAlreadyExists(`Table already exists: ${ns(to.namespace)}.${to.name}`)
   }
 
   async commitTable(table: LoadedTable, requirements: TableRequirement[], updates: TableUpdate[], opts: CommitOptions = {}): Promise<LoadedTable> {
@@ -198,7 +198,7 @@ export class SqlCatalog implements Catalog {
     const location = await this.currentLocation(table.identifier)
     const current = location === table.metadataLocation ? table : await this.loadAt(table.identifier, location)
     const failure = requirementFailure(current.metadata, requirements)
-    if (failure) throw new CommitConflict(`${ns(table.identifier.namespace)}.${table.identifier.name}: ${failure}`)
+    if (failure) throw new CommitConflict(`${failure} (${ns(table.identifier.namespace)}.${table.identifier.name})`)
     const done = await this.swap(current, updates, opts.ready)
     if (!done) throw new CommitConflict(`${ns(table.identifier.namespace)}.${table.identifier.name} changed during the commit`)
     return done
@@ -216,8 +216,8 @@ export class SqlCatalog implements Catalog {
       null,
       requirements.filter((r) => r.type !== 'assert-create'),
     )
-    if (failure) throw new CommitConflict(`${ns(id.namespace)}.${id.name}: ${failure}`)
-    if (!(await this.namespaces.exists(id.namespace))) throw new NoSuchNamespace(`namespace ${ns(id.namespace)} does not exist`)
+    if (failure) throw new CommitConflict(`${failure} (${ns(id.namespace)}.${id.name})`)
+    if (!(await this.namespaces.exists(id.namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${ns(id.namespace)}`)
     let metadata: TableMetadata
     try {
       metadata = metadataFromUpdates(updates, { location: this.defaultLocation(id) })
@@ -227,7 +227,7 @@ export class SqlCatalog implements Catalog {
     try {
       return await this.createWithMetadata(id, metadata)
     } catch (err) {
-      if (err instanceof TableAlreadyExists) throw new CommitConflict(`${ns(id.namespace)}.${id.name}: table already exists`)
+      if (err instanceof TableAlreadyExists) throw new CommitConflict(`Requirement failed: table already exists (${ns(id.namespace)}.${id.name})`)
       throw err
     }
   }
@@ -244,7 +244,7 @@ export class SqlCatalog implements Catalog {
       changes.map(async ({ id, requirements, updates }) => {
         const current = await this.loadTable(id)
         const failure = requirementFailure(current.metadata, requirements)
-        if (failure) throw new CommitConflict(`${ns(id.namespace)}.${id.name}: ${failure}`)
+        if (failure) throw new CommitConflict(`${failure} (${ns(id.namespace)}.${id.name})`)
         let next: TableMetadata
         try {
           next = applyUpdates(current.metadata, updates, { previousMetadataLocation: current.metadataLocation })

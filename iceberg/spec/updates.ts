@@ -35,38 +35,49 @@ export type TableRequirement =
   | { type: 'assert-default-spec-id'; 'default-spec-id': number }
   | { type: 'assert-default-sort-order-id'; 'default-sort-order-id': number }
 
-/** Why the requirements fail against `base` (null: the table does not exist), or null when they hold. */
+/**
+ * Why the requirements fail against `base` (null: the table does not exist), or null when they hold:
+ * in Apache Iceberg's own words (UpdateRequirement), which its clients and catalog tests look for.
+ */
 export function requirementFailure(base: TableMetadata | null, requirements: TableRequirement[]): string | null {
   for (const r of requirements) {
     if (r.type === 'assert-create') {
-      if (base) return 'table already exists'
+      if (base) return 'Requirement failed: table already exists'
       continue
     }
-    if (!base) return 'table does not exist'
+    if (!base) return 'Requirement failed: table does not exist'
     switch (r.type) {
       case 'assert-table-uuid':
-        if (base['table-uuid'] !== r.uuid) return `table uuid is ${base['table-uuid']}, expected ${r.uuid}`
+        if (base['table-uuid'] !== r.uuid) return `Requirement failed: UUID does not match: expected ${r.uuid} != ${base['table-uuid']}`
         break
       case 'assert-ref-snapshot-id': {
         const ref = base.refs[r.ref]
         const actual = ref ? ref['snapshot-id'] : r.ref === 'main' ? branchSnapshotId(base) : null
-        if (actual !== r['snapshot-id']) return `branch ${r.ref} is at ${actual ?? 'no snapshot'}, expected ${r['snapshot-id'] ?? 'no snapshot'}`
-        break
+        if (actual === r['snapshot-id']) break
+        if (actual === null) return `Requirement failed: branch or tag ${r.ref} is missing, expected ${r['snapshot-id']}`
+        const kind = ref?.type ?? 'branch'
+        if (r['snapshot-id'] === null) return `Requirement failed: ${kind} ${r.ref} was created concurrently`
+        return `Requirement failed: ${kind} ${r.ref} has changed: expected id ${r['snapshot-id']} != ${actual}`
       }
       case 'assert-last-assigned-field-id':
-        if (base['last-column-id'] !== r['last-assigned-field-id']) return `last-column-id changed to ${base['last-column-id']}`
+        if (base['last-column-id'] !== r['last-assigned-field-id'])
+          return `Requirement failed: last assigned field id changed: expected id ${r['last-assigned-field-id']} != ${base['last-column-id']}`
         break
       case 'assert-current-schema-id':
-        if (base['current-schema-id'] !== r['current-schema-id']) return `current schema changed to ${base['current-schema-id']}`
+        if (base['current-schema-id'] !== r['current-schema-id'])
+          return `Requirement failed: current schema changed: expected id ${r['current-schema-id']} != ${base['current-schema-id']}`
         break
       case 'assert-last-assigned-partition-id':
-        if (base['last-partition-id'] !== r['last-assigned-partition-id']) return `last-partition-id changed to ${base['last-partition-id']}`
+        if (base['last-partition-id'] !== r['last-assigned-partition-id'])
+          return `Requirement failed: last assigned partition id changed: expected id ${r['last-assigned-partition-id']} != ${base['last-partition-id']}`
         break
       case 'assert-default-spec-id':
-        if (base['default-spec-id'] !== r['default-spec-id']) return `default spec changed to ${base['default-spec-id']}`
+        if (base['default-spec-id'] !== r['default-spec-id'])
+          return `Requirement failed: default partition spec changed: expected id ${r['default-spec-id']} != ${base['default-spec-id']}`
         break
       case 'assert-default-sort-order-id':
-        if (base['default-sort-order-id'] !== r['default-sort-order-id']) return `default sort order changed to ${base['default-sort-order-id']}`
+        if (base['default-sort-order-id'] !== r['default-sort-order-id'])
+          return `Requirement failed: default sort order changed: expected id ${r['default-sort-order-id']} != ${base['default-sort-order-id']}`
         break
     }
   }

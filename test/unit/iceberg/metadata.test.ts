@@ -170,9 +170,14 @@ describe('fast append snapshots and applyUpdates', () => {
     const second = append(m1, 5)
     expect(second.snapshot).toMatchObject({ 'parent-snapshot-id': first.plan.snapshotId, 'sequence-number': 2n, 'first-row-id': 10n })
     expect(second.snapshot.summary['total-records']).toBe('15')
-    expect(requirementFailure(m0, second.requirements)).toMatch(/branch main/)
+    expect(requirementFailure(m0, second.requirements)).toMatch(/^Requirement failed: branch or tag main is missing, expected \d+$/)
+    // Apache Iceberg's words (UpdateRequirement), which its clients and catalog tests look for.
+    expect(requirementFailure(m1, first.requirements)).toBe('Requirement failed: branch main was created concurrently')
     const m2 = applyUpdates(m1, second.updates)
     expect(m2['next-row-id']).toBe(15n)
+    expect(requirementFailure(m2, second.requirements)).toBe(
+      `Requirement failed: branch main has changed: expected id ${first.plan.snapshotId} != ${second.plan.snapshotId}`,
+    )
     expect(currentSnapshot(m2)?.['snapshot-id']).toBe(second.plan.snapshotId)
     expect(parseMetadata(serializeMetadata(m2))).toEqual(m2)
 

@@ -1,0 +1,52 @@
+// Apache Iceberg's REST compatibility kit (RESTCompatibilityKitCatalogTests: CatalogTests from
+// iceberg-core's tests jar run through a RESTCatalog) against a remote catalog, with the JUnit
+// Platform console launcher, all in one JVM. Configured as apache/iceberg's open-api module reads it
+// (RCKUtils, RESTServerExtension): rck.local=false (no local server); catalog properties from the
+// system properties (uri, warehouse, credential, s3.*); rck.* switches read from those properties.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runJava } from './iceberg-java.ts'
+
+const KIT = 'org.apache.iceberg.rest.RESTCompatibilityKitCatalogTests'
+
+export interface KitResult {
+  /** The console launcher's summary counts: found, successful, failed, aborted (an assumption not met), skipped. */
+  counts: Record<'found' | 'successful' | 'failed' | 'aborted' | 'skipped', number>
+  /** Each failing test: its name and the first line of why. */
+  failures: Array<{ test: string; why: string }>
+  ms: number
+  output: string
+}
+
+const xmlText = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+
+export async function runCompatibilityKit(catalog: Record<string, string>, rck: Record<string, string> = {}): Promise<KitResult> {
+  const reports = mkdtempSync(join(tmpdir(), 'lhbox-rck-'))
+  try {
+    const run = await runJava(
+      'org.junit.platform.console.ConsoleLauncher',
+      ['execute', '--select-class', KIT, '--disable-banner', '--details=summary', `--reports-dir=${reports}`],
+      { props: { 'rck.local': 'false', ...rck, ...catalog }, timeoutMs: 10 * 60_000 },
+    )
+    const count = (what: string) => Number(new RegExp(`(\\d+) tests ${what}`).exec(run.stdout)?.[1] ?? Number.NaN)
+    const counts = { found: count('found'), successful: count('successful'), failed: count('failed'), aborted: count('aborted'), skipped: count('skipped') }
+    if (Number.isNaN(counts.found)) throw new Error(`the compatibility kit did not run (exit ${run.code}):\n${run.stdout}\n${run.stderr}`)
+    const failures: KitResult['failures'] = []
+    for (const file of readdirSync(reports).filter((f) => f.endsWith('.xml'))) {
+      const xml = readFileSync(join(reports, file), 'utf8')
+      for (const m of xml.matchAll(/<testcase name="([^"]*)"[^>]*>\s*<(failure|error) message="([^"]*)"/g)) {
+        failures.push({ test: xmlText(m[1]), why: xmlText(m[3]).replace(/\s+/g, ' ').trim().slice(0, 200) })
+      }
+    }
+    return { counts, failures, ms: run.ms, output: run.stdout + run.stderr }
+  } finally {
+    rmSync(reports, { recursive: true, force: true })
+  }
+}
