@@ -1,6 +1,6 @@
 // lhbox: the operator's and producer's command line. Errors print "error: <code>: <message>" and exit 1.
 import { parseArgs } from 'node:util'
-import { connect } from './commands/connect.ts'
+import { CONNECT_FLAGS, connect } from './commands/connect.ts'
 import { mcp } from './commands/mcp.ts'
 import { sink, SINK_FLAGS } from './commands/sink.ts'
 import { table, TABLE_FLAGS } from './commands/table.ts'
@@ -60,7 +60,10 @@ const USAGE = `lhbox <command> [options]
                                  a new send key, answered once as at create; the previous one
                                  works a day more (0 to 604800 s; 0: retired now)
   sink retire-previous-key <sink>  the previous send key stops working now
-  connect                        the catalog connection per warehouse, and where sinks take rows
+  connect [<warehouse>]          the catalog connection per warehouse (lhbox's Iceberg REST catalog
+                                 and the DuckDB, PyIceberg and Spark lines for it), and where sinks
+                                 take rows; --engine duckdb|pyiceberg|spark prints only that
+                                 engine's lines for one warehouse
   usage                          this month's ingest_bytes, by sink
   health                         GET /healthz
   mcp                            serves the edge's MCP tools over stdio (list_sinks, describe_sink,
@@ -83,6 +86,7 @@ export async function main(argv: string[], out = (s: string) => console.log(s), 
         ...WAREHOUSE_FLAGS,
         ...TABLE_FLAGS,
         ...SINK_FLAGS,
+        ...CONNECT_FLAGS,
       },
     })
     const [command, ...rest] = positionals

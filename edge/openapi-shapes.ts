@@ -271,6 +271,19 @@ export const CONNECTION = object({
       name: STRING,
       catalog: object({ type: { enum: ['sql', 'rest'] } }),
       storage: object({ bucket: STRING, endpoint: STRING, region: STRING, path_style: { const: true } }),
+      engines: {
+        ...orNull(
+          object({
+            catalog_uri: STRING,
+            alias: STRING,
+            duckdb: array(STRING),
+            pyiceberg: array(STRING),
+            spark: array(STRING),
+            note: STRING,
+          }),
+        ),
+        description: 'A SQL-catalog warehouse: DuckDB, PyIceberg and Spark lines for <LHBOX_URL>/iceberg; null for an external REST catalog',
+      },
     }),
   ),
   ingest_url: STRING,

@@ -10,6 +10,7 @@ import { eq } from 'drizzle-orm'
 import { requireKey } from '../auth.ts'
 import type { AppEnv } from '../env.ts'
 import { levelAtLeast } from '../keys.ts'
+import { duckdbLines } from '../engine-recipes.ts'
 import { encodeCursor } from '../rejects.ts'
 import { findSink, ListSinksQuery, origin, RejectsQuery, sinkRejects } from '../routes/sinks.ts'
 import { catalogOf, parseTablePath } from '../routes/tables.ts'
@@ -142,9 +143,11 @@ export const consoleRoutes = new Hono<AppEnv>()
   })
   .get('/console/f/tables/:path', requireKey('read'), async (c) => {
     const { warehouse, namespace, name } = parseTablePath(c.req.param('path'))
-    const { catalog } = await catalogOf(c, warehouse)
+    const { catalog, w } = await catalogOf(c, warehouse)
     const table = await catalog.loadTable({ namespace, name })
     // A file the reader cannot read (a codec it lacks, say) costs the sample, not the page.
     const sample = await sampleRows(table, SAMPLE_ROWS).catch((err: Error) => ({ file: null, rows: [], error: err.message }))
-    return view(c, <TablePage warehouse={warehouse} table={table} sample={sample} />)
+    // Only a SQL-catalog warehouse is served at /iceberg.
+    const duckdb = (w.catalog as { type: string }).type === 'sql' ? duckdbLines(origin(c), w, { namespace, name }) : null
+    return view(c, <TablePage warehouse={warehouse} table={table} sample={sample} duckdb={duckdb} />)
   })

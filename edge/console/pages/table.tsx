@@ -1,9 +1,11 @@
 // A table: its schema with the column docs, its partition spec, its snapshots with their summaries
-// (which sink batches each holds), and sample rows from its newest data file.
+// (which sink batches each holds), and sample rows from its newest data file; for a SQL-catalog
+// warehouse, the DuckDB lines that query it through lhbox's Iceberg REST catalog.
 import { SUMMARY_PREFIXES } from '../../../contract/summary.ts'
 import type { LoadedTable } from '../../../iceberg/catalog/index.ts'
 import { typeName } from '../../../iceberg/spec/describe.ts'
 import { currentSchema, currentSnapshot, defaultSpec, type Snapshot } from '../../../iceberg/spec/metadata.ts'
+import { API_KEY } from '../../engine-recipes.ts'
 import { count } from '../format.ts'
 import { sinkHref } from '../links.ts'
 
@@ -26,8 +28,8 @@ function sinkOf(s: Snapshot): { sinkId: string; batches: string[] } | null {
   return null
 }
 
-export function TablePage(props: { warehouse: string; table: LoadedTable; sample: Sample }) {
-  const { warehouse, table, sample } = props
+export function TablePage(props: { warehouse: string; table: LoadedTable; sample: Sample; duckdb: string[] | null }) {
+  const { warehouse, table, sample, duckdb } = props
   const m = table.metadata
   const schema = currentSchema(m)
   const byId = new Map(schema.fields.map((f) => [f.id, f.name]))
@@ -46,6 +48,21 @@ export function TablePage(props: { warehouse: string; table: LoadedTable; sample
       <p>
         Format v{m['format-version']} · <code>{m.location}</code>
       </p>
+      {duckdb ? (
+        <>
+          <h2>Query it with DuckDB</h2>
+          <pre class="code" id="duckdb">
+            {duckdb.join('\n')}
+          </pre>
+          <button type="button" data-copy={duckdb.join('\n')} id="copy-duckdb">
+            Copy the DuckDB lines
+          </button>
+          <p>
+            Replace <code>{API_KEY}</code> with an API key of this project and the store's S3 keys; <code>lhbox connect</code> also prints PyIceberg's and
+            Spark's.
+          </p>
+        </>
+      ) : null}
       <h2>Schema</h2>
       <div class="scroll">
         <table class="list" id="schema">
