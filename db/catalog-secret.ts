@@ -13,3 +13,6 @@ export type CatalogAuth = 'bearer' | 'oauth2' | 'none'
 export function catalogAuth(secret: { token?: unknown; credential?: unknown }): CatalogAuth {
   return secret.credential ? 'oauth2' : secret.token ? 'bearer' : 'none'
 }
+
+/** What warehouses.store_read_key's seal is bound to: its row, and that it is the read-only store pair. */
+export const storeReadKeyBinding = (warehouseId: string) => `${warehouseId}:store-read-key`

@@ -1,11 +1,11 @@
 // Applies db/migrations to DATABASE_URL (npm run db:migrate; the dev stack and tests call migrateTo),
 // then seals the catalog secrets that are not sealed under the current LHBOX_SECRETS_KEY: those an
-// older edge stored in the clear, and those sealed with a key being rotated out.
+// older edge stored in the clear, and those sealed with a key being rotated out (read-only store key pairs too).
 import { fileURLToPath } from 'node:url'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import { nodeDb, nodePool } from './node.ts'
 import { keyRing, open, seal, sealedKeyId, type KeyRing } from './sealed.ts'
-import { catalogAuth } from './catalog-secret.ts'
+import { catalogAuth, storeReadKeyBinding } from './catalog-secret.ts'
 
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
 
@@ -18,7 +18,7 @@ export async function migrateTo(url: string, secretsKey?: string): Promise<{ sea
       `select id, catalog, catalog_secret from warehouses where catalog ? 'token' or catalog ? 'credential' or catalog_secret is not null`,
     )
     if (!ring) return { sealed: 0, unsealed: rows.filter((r) => !r.catalog_secret).length }
-    return { sealed: await sealAll(pool, await ring, rows), unsealed: 0 }
+    return { sealed: (await sealAll(pool, await ring, rows)) + (await resealStoreReadKeys(pool, await ring)), unsealed: 0 }
   } finally {
     await pool.end()
   }
@@ -37,6 +37,19 @@ async function sealAll(pool: ReturnType<typeof nodePool>, ring: KeyRing, rows: R
       JSON.stringify({ ...catalog, auth: catalogAuth(secret) }),
       await seal(ring, JSON.stringify(secret), r.id),
     ])
+    sealed++
+  }
+  return sealed
+}
+
+/** Read-only store key pairs (always sealed: there is no clear form) sealed again under the current key. */
+async function resealStoreReadKeys(pool: ReturnType<typeof nodePool>, ring: KeyRing): Promise<number> {
+  const { rows } = await pool.query<{ id: string; store_read_key: string }>('select id, store_read_key from warehouses where store_read_key is not null')
+  let sealed = 0
+  for (const r of rows) {
+    if (sealedKeyId(r.store_read_key) === ring.current) continue
+    const plain = await open(ring, r.store_read_key, storeReadKeyBinding(r.id))
+    await pool.query('update warehouses set store_read_key = $2 where id = $1', [r.id, await seal(ring, plain, storeReadKeyBinding(r.id))])
     sealed++
   }
   return sealed

@@ -41,6 +41,9 @@ export const warehouses = pgTable(
     catalog: jsonb('catalog').notNull(),
     // A REST catalog's {token?, credential?} as JSON, sealed (db/sealed.ts) under LHBOX_SECRETS_KEY.
     catalogSecret: text('catalog_secret'),
+    // A read-only store key pair {access_key_id, secret_access_key} as JSON, sealed like catalogSecret:
+    // what the Iceberg REST catalog vends to read keys (edge/iceberg-rest/storage-access.ts).
+    storeReadKey: text('store_read_key'),
     bucket: text('bucket').notNull(),
     endpoint: text('endpoint').notNull(),
     region: text('region').notNull(),

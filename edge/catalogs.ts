@@ -10,11 +10,11 @@ import { S3FileIO } from '../iceberg/io/file-io.ts'
 import { keyRing, open, SealError, seal } from '../db/sealed.ts'
 import type { Env } from './env.ts'
 import { ApiError } from './errors.ts'
-import type { CatalogSecret } from '../db/catalog-secret.ts'
+import { type CatalogSecret, storeReadKeyBinding } from '../db/catalog-secret.ts'
 
 export type WarehouseRow = typeof warehouses.$inferSelect
-/** A warehouse without the storage meter's columns: what reaching its catalog and bucket needs. */
-export type WarehouseCore = Omit<WarehouseRow, 'storage' | 'measureNextAt' | 'measureRequestedAt' | 'measureLeaseUntil'>
+/** A warehouse without the storage meter's columns and the vended read key: what reaching its catalog and bucket needs. */
+export type WarehouseCore = Omit<WarehouseRow, 'storage' | 'measureNextAt' | 'measureRequestedAt' | 'measureLeaseUntil' | 'storeReadKey'>
 
 /**
  * The SQL catalog's catalog_name. The warehouse id, not its name: names are unique only inside a
@@ -59,6 +59,24 @@ export async function openCatalogSecret(env: Env, w: WarehouseCore): Promise<Cat
   }
   const plain = await open(await ring(env), w.catalogSecret, w.id).catch(secretsFailure)
   return JSON.parse(plain) as CatalogSecret
+}
+
+/** A store key pair: the warehouse's read-only one (vended to read keys by the REST catalog). */
+export interface StoreKeyPair {
+  access_key_id: string
+  secret_access_key: string
+}
+
+/** The sealed text of a warehouse's read-only store key pair, bound to the warehouse id and its purpose. */
+export async function sealStoreReadKey(env: Env, warehouseId: string, pair: StoreKeyPair): Promise<string> {
+  return seal(await ring(env), JSON.stringify(pair), storeReadKeyBinding(warehouseId))
+}
+
+/** A warehouse's read-only store key pair in the clear; null when it has none. */
+export async function openStoreReadKey(env: Env, w: Pick<WarehouseRow, 'id' | 'storeReadKey'>): Promise<StoreKeyPair | null> {
+  if (!w.storeReadKey) return null
+  const plain = await open(await ring(env), w.storeReadKey, storeReadKeyBinding(w.id)).catch(secretsFailure)
+  return JSON.parse(plain) as StoreKeyPair
 }
 
 export async function catalogFor(env: Env, db: EdgeDb, w: WarehouseCore): Promise<Catalog> {

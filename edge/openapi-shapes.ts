@@ -79,6 +79,10 @@ export const WAREHOUSE = object({
   region: STRING,
   prefix: STRING,
   maintenance: { enum: ['roller', 'off'] },
+  store_read_key: {
+    type: 'boolean',
+    description: 'A read-only store key pair is set (the Iceberg REST catalog vends it to read keys); sealed, never answered',
+  },
   storage: object({ ...STORAGE_FIGURE, objects: orNull(NUMBER), requested_at: { ...orNull(TIME), description: 'A figure asked for, not made yet' } }),
   created_at: TIME,
 })

@@ -1,11 +1,11 @@
-// POST /v1/warehouses (admin), PATCH /v1/warehouses/{id|name} (admin), GET /v1/warehouses (read):
+// POST /v1/warehouses (admin), PATCH /v1/warehouses/{id|name} (admin: a REST catalog's secret, the read-only store key pair), GET /v1/warehouses (read):
 // where a project's tables live; POST /v1/warehouses/{id|name}/measure (write): a storage figure now.
 import * as v from 'valibot'
 import { Hono, type Context } from 'hono'
 import { and, asc, eq, or, sql } from 'drizzle-orm'
 import { warehouses } from '../../db/schema.ts'
 import { requireKey } from '../auth.ts'
-import { openCatalogSecret, sealCatalogSecret, type WarehouseRow } from '../catalogs.ts'
+import { openCatalogSecret, sealCatalogSecret, sealStoreReadKey, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { ApiError } from '../errors.ts'
 import { randomHex } from '../keys.ts'
@@ -30,6 +30,12 @@ const RestCatalog = v.object({
   scope: v.optional(text()),
 })
 
+/** A read-only key pair of the store, which the Iceberg REST catalog vends to read keys; sealed, never answered back. */
+const StoreReadKey = v.object({
+  access_key_id: v.pipe(text(), v.minLength(1), v.maxLength(256)),
+  secret_access_key: v.pipe(text(), v.minLength(1), v.maxLength(1024)),
+})
+
 export const CreateWarehouse = v.object({
   name: WAREHOUSE_NAME,
   catalog: v.optional(v.variant('type', [SqlCatalog, RestCatalog]), { type: 'sql' }),
@@ -38,11 +44,13 @@ export const CreateWarehouse = v.object({
   region: v.optional(v.pipe(text(), v.minLength(1))),
   prefix: v.optional(v.pipe(text(), v.maxLength(200)), ''),
   maintenance: v.optional(v.picklist(['roller', 'off']), 'roller'),
+  store_read_key: v.optional(StoreReadKey),
 })
 
-/** A REST catalog's credentials, replaced (null removes one): a token rotated, a wrong one corrected. */
+/** A REST catalog's credentials, replaced (null removes one): a token rotated, a wrong one corrected; the read-only store key pair set or removed (null). */
 export const UpdateWarehouse = v.object({
-  catalog: v.object({ token: v.optional(v.nullable(Secret)), credential: v.optional(v.nullable(Secret)) }),
+  catalog: v.optional(v.object({ token: v.optional(v.nullable(Secret)), credential: v.optional(v.nullable(Secret)) })),
+  store_read_key: v.optional(v.nullable(StoreReadKey)),
 })
 
 function warehouseView(w: WarehouseRow) {
@@ -57,6 +65,8 @@ function warehouseView(w: WarehouseRow) {
     region: w.region,
     prefix: w.prefix,
     maintenance: w.maintenance,
+    // Only whether there is one: the pair is sealed (db/sealed.ts) and never answered.
+    store_read_key: w.storeReadKey !== null,
     storage: storageView(w),
     created_at: w.createdAt.toISOString(),
   }
@@ -85,6 +95,7 @@ export const warehouseRoutes = new Hono<AppEnv>()
       catalog = { ...rest, auth: catalogAuth({ token, credential }) }
       catalogSecret = await sealCatalogSecret(c.env, id, { token, credential })
     }
+    const storeReadKey = body.store_read_key ? await sealStoreReadKey(c.env, id, body.store_read_key) : null
     const db = await c.var.db()
     const [row] = await db
       .insert(warehouses)
@@ -94,6 +105,7 @@ export const warehouseRoutes = new Hono<AppEnv>()
         name: body.name,
         catalog,
         catalogSecret,
+        storeReadKey,
         bucket: body.bucket ?? c.env.S3_BUCKET,
         endpoint: body.endpoint ?? c.env.S3_ENDPOINT,
         region: body.region ?? c.env.S3_REGION,
@@ -108,21 +120,24 @@ export const warehouseRoutes = new Hono<AppEnv>()
   .patch('/v1/warehouses/:warehouse', requireKey('admin'), async (c) => {
     const body = await jsonBody(c, UpdateWarehouse)
     const w = await ownWarehouse(c, c.req.param('warehouse'))
-    const { token: _t, credential: _c, auth: _a, ...catalog } = w.catalog as Record<string, unknown>
-    if (catalog.type !== 'rest') throw new ApiError(409, 'not_a_rest_catalog', `${w.name} uses the SQL catalog, which takes no token or credential`)
-    // Both given: the old secret need not open (its key may be gone); one given: the other is kept.
-    const both = body.catalog.token !== undefined && body.catalog.credential !== undefined
-    const old: CatalogSecret = both ? {} : await openCatalogSecret(c.env, w)
-    const next: CatalogSecret = {
-      token: body.catalog.token === undefined ? old.token : (body.catalog.token ?? undefined),
-      credential: body.catalog.credential === undefined ? old.credential : (body.catalog.credential ?? undefined),
+    const set: Partial<WarehouseRow> = {}
+    if (body.catalog) {
+      const { token: _t, credential: _c, auth: _a, ...catalog } = w.catalog as Record<string, unknown>
+      if (catalog.type !== 'rest') throw new ApiError(409, 'not_a_rest_catalog', `${w.name} uses the SQL catalog, which takes no token or credential`)
+      // Both given: the old secret need not open (its key may be gone); one given: the other is kept.
+      const both = body.catalog.token !== undefined && body.catalog.credential !== undefined
+      const old: CatalogSecret = both ? {} : await openCatalogSecret(c.env, w)
+      const next: CatalogSecret = {
+        token: body.catalog.token === undefined ? old.token : (body.catalog.token ?? undefined),
+        credential: body.catalog.credential === undefined ? old.credential : (body.catalog.credential ?? undefined),
+      }
+      set.catalog = { ...catalog, auth: catalogAuth(next) }
+      set.catalogSecret = await sealCatalogSecret(c.env, w.id, next)
     }
+    if (body.store_read_key !== undefined) set.storeReadKey = body.store_read_key && (await sealStoreReadKey(c.env, w.id, body.store_read_key))
+    if (Object.keys(set).length === 0) return c.json(warehouseView(w))
     const db = await c.var.db()
-    const [row] = await db
-      .update(warehouses)
-      .set({ catalog: { ...catalog, auth: catalogAuth(next) }, catalogSecret: await sealCatalogSecret(c.env, w.id, next) })
-      .where(eq(warehouses.id, w.id))
-      .returning()
+    const [row] = await db.update(warehouses).set(set).where(eq(warehouses.id, w.id)).returning()
     return c.json(warehouseView(row as WarehouseRow))
   })
   .post('/v1/warehouses/:warehouse/measure', requireKey('write'), async (c) => {

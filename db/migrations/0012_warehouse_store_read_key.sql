@@ -1,0 +1,1 @@
+ALTER TABLE "warehouses" ADD COLUMN "store_read_key" text;
