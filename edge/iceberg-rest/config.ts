@@ -1,6 +1,7 @@
 // GET /iceberg/v1/config?warehouse=<name>: the catalog's settings for one of the caller's warehouses.
 // overrides: the path prefix (the warehouse's id) and the store engines read and write the tables in
-// (endpoint, region, path-style addressing); their own S3 keys stay theirs (no vended credentials yet).
+// (endpoint, region, path-style addressing). Keys come with each table (storage-access.ts: remote
+// signing, or vended credentials when asked).
 // endpoints: what this server serves, so that clients check before they call; idempotency-key-lifetime:
 // that mutations take an Idempotency-Key.
 import type { Context } from 'hono'
@@ -26,6 +27,7 @@ const ENDPOINTS = [
   `POST ${P}/namespaces/{namespace}/tables/{table}`,
   `DELETE ${P}/namespaces/{namespace}/tables/{table}`,
   `POST ${P}/namespaces/{namespace}/tables/{table}/metrics`,
+  `GET ${P}/namespaces/{namespace}/tables/{table}/credentials`,
   `POST ${P}/tables/rename`,
   `POST ${P}/transactions/commit`,
 ]

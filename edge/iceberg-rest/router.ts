@@ -9,6 +9,8 @@ import { config } from './config.ts'
 import { errorModel, IcebergError, icebergFailure } from './errors.ts'
 import { idempotent } from './idempotency.ts'
 import { oauthToken } from './oauth.ts'
+import { signRequest } from './sign.ts'
+import { loadCredentials } from './credentials.ts'
 import { createNamespace, dropNamespace, listNamespaces, loadNamespace, updateNamespaceProperties } from './namespaces.ts'
 import { commitTable, commitTransaction, createTable, dropTable, listTables, loadTable, renameTable, reportMetrics } from './tables.ts'
 
@@ -30,6 +32,8 @@ const routes = new Hono<AppEnv>()
   .post(`${NS}/tables/:table`, commitTable)
   .delete(`${NS}/tables/:table`, dropTable)
   .post(`${NS}/tables/:table/metrics`, reportMetrics)
+  .post(`${NS}/tables/:table/sign`, signRequest)
+  .get(`${NS}/tables/:table/credentials`, loadCredentials)
   .post('/v1/:prefix/tables/rename', renameTable)
   .post('/v1/:prefix/transactions/commit', commitTransaction)
 

@@ -12,6 +12,7 @@ import { schemaProblem } from '../../iceberg/spec/schema.ts'
 import { transformProblem } from '../../iceberg/spec/transforms.ts'
 import type { NestedField } from '../../iceberg/spec/types.ts'
 import type { TableUpdate } from '../../iceberg/spec/updates.ts'
+import type { WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { sha256Hex } from '../keys.ts'
 import { need } from './auth.ts'
@@ -19,11 +20,12 @@ import { answer, readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { namespaceParam } from './namespaces.ts'
 import { CommitTableRequest, CommitTransactionRequest, commitOf, CreateTableRequest, RenameTableRequest } from './schemas.ts'
-import { catalogAt } from './warehouse.ts'
+import { storageAccess } from './storage-access.ts'
+import { catalogAt, warehouseCatalogAt } from './warehouse.ts'
 
 const named = (id: TableIdentifier) => [...id.namespace, id.name].join('.')
 
-function tableParam(c: Context<AppEnv>): TableIdentifier {
+export function tableParam(c: Context<AppEnv>): TableIdentifier {
   const name = c.req.param('table') ?? ''
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is refused here (Postgres cannot hold it)
   if (!/^[^\u0000]{1,255}$/.test(name)) throw badRequest('table: a name of 1 to 255 characters')
@@ -73,7 +75,10 @@ async function refuseIfSink(c: Context<AppEnv>, catalog: SqlCatalog, id: TableId
     throw new IcebergError(409, 'CommitFailedException', `cannot ${what} ${named(id)}: sink ${sink.name} (${sink.id}) writes to it; delete the sink first`)
 }
 
-const loadResult = (t: LoadedTable, metadata = t.metadata) => ({ 'metadata-location': t.metadataLocation, metadata, config: {} })
+/** LoadTableResult: the metadata, and how the caller reaches the table's files (storage-access.ts). */
+async function loadResult(c: Context<AppEnv>, w: WarehouseRow, t: LoadedTable, metadata = t.metadata) {
+  return { 'metadata-location': t.metadataLocation, metadata, ...(await storageAccess(c, w, t.identifier, metadata.location)) }
+}
 
 /** ?snapshots=refs: only the snapshots a branch or tag points at (the spec's snapshot loading mode). */
 function withSnapshots(m: TableMetadata, mode: string | undefined): TableMetadata {
@@ -92,7 +97,7 @@ export async function listTables(c: Context<AppEnv>) {
 /** GET: LoadTableResult with an ETag (If-None-Match: 304); HEAD (Hono serves it with the GET route): 204 when the table exists. */
 export async function loadTable(c: Context<AppEnv>) {
   const id = tableParam(c)
-  const catalog = await catalogAt(c)
+  const { warehouse, catalog } = await warehouseCatalogAt(c)
   if (c.req.method === 'HEAD') {
     if (!(await catalog.tableExists(id))) throw new IcebergError(404, 'NoSuchTableException', `Table does not exist: ${named(id)}`)
     return c.body(null, 204)
@@ -103,7 +108,7 @@ export async function loadTable(c: Context<AppEnv>) {
   const etag = `"${(await sha256Hex(`${table.metadataLocation}\n${mode ?? 'all'}`)).slice(0, 32)}"`
   c.header('ETag', etag)
   if (c.req.header('if-none-match') === etag) return c.body(null, 304)
-  return answer(c, loadResult(table, withSnapshots(table.metadata, mode)))
+  return answer(c, await loadResult(c, warehouse, table, withSnapshots(table.metadata, mode)))
 }
 
 /** CreateTableRequest; stage-create answers the metadata to be (no metadata-location) and writes nothing. */
@@ -114,7 +119,7 @@ export async function createTable(c: Context<AppEnv>) {
   const id = { namespace, name: body.name }
   const { 'format-version': version = '2', ...properties } = body.properties
   if (version !== '2' && version !== '3') throw badRequest('properties.format-version: 2 or 3')
-  const catalog = await catalogAt(c)
+  const { warehouse, catalog } = await warehouseCatalogAt(c)
   if (body.location) checkLocation(catalog, body.location)
   const metadata = newTableMetadata({
     location: body.location ?? catalog.defaultLocation(id),
@@ -128,9 +133,9 @@ export async function createTable(c: Context<AppEnv>) {
   if (!(await catalog.namespaces.exists(namespace))) throw new IcebergError(404, 'NoSuchNamespaceException', `Namespace does not exist: ${namespace.join('.')}`)
   if (body['stage-create']) {
     if (await catalog.tableExists(id)) throw new IcebergError(409, 'AlreadyExistsException', `Table already exists: ${named(id)}`)
-    return answer(c, { metadata, config: {} })
+    return answer(c, { metadata, ...(await storageAccess(c, warehouse, id, metadata.location)) })
   }
-  return answer(c, loadResult(await catalog.createWithMetadata(id, metadata)))
+  return answer(c, await loadResult(c, warehouse, await catalog.createWithMetadata(id, metadata)))
 }
 
 /** CommitTableRequest: requirements checked and updates applied by the catalog, the staged create's commit included. */

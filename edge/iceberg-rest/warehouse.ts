@@ -32,10 +32,15 @@ export async function warehouseOf(c: Context<AppEnv>, by: { name: string } | { i
   return w
 }
 
-/** The SQL catalog of the warehouse a path's prefix names, on the request's connection. */
-export async function catalogAt(c: Context<AppEnv>): Promise<SqlCatalog> {
+/** The warehouse a path's prefix names and its SQL catalog, on the request's connection. */
+export async function warehouseCatalogAt(c: Context<AppEnv>): Promise<{ warehouse: WarehouseRow; catalog: SqlCatalog }> {
   const w = await warehouseOf(c, { id: c.req.param('prefix') ?? '' })
   const catalog = await catalogFor(c.env, await c.var.db(), w)
   // warehouseOf let only SQL-catalog warehouses through.
-  return catalog as SqlCatalog
+  return { warehouse: w, catalog: catalog as SqlCatalog }
+}
+
+/** The SQL catalog of the warehouse a path's prefix names. */
+export async function catalogAt(c: Context<AppEnv>): Promise<SqlCatalog> {
+  return (await warehouseCatalogAt(c)).catalog
 }
