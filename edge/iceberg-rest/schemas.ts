@@ -116,6 +116,8 @@ const Update = v.variant(
     update('set-location', { location: Location }),
     update('set-properties', { updates: Properties }),
     update('remove-properties', { removals: v.array(text()) }),
+    update('remove-schemas', { 'schema-ids': v.array(Int) }),
+    update('remove-partition-specs', { 'spec-ids': v.array(Int) }),
   ],
   'an update this catalog does not know (action)',
 )

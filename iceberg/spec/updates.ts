@@ -24,6 +24,8 @@ export type TableUpdate =
   | { action: 'set-location'; location: string }
   | { action: 'set-properties'; updates: Record<string, string> }
   | { action: 'remove-properties'; removals: string[] }
+  | { action: 'remove-schemas'; 'schema-ids': number[] }
+  | { action: 'remove-partition-specs'; 'spec-ids': number[] }
 
 export type TableRequirement =
   | { type: 'assert-create' }
@@ -243,6 +245,19 @@ export function applyUpdates(base: TableMetadata, updates: TableUpdate[], option
       case 'remove-properties':
         for (const k of u.removals) delete m.properties[k]
         break
+      // As Java's removeSchemas and removeSpecs: the unused ones a client's cleanup names, never the current.
+      case 'remove-schemas': {
+        const gone = new Set(u['schema-ids'])
+        if (gone.has(m['current-schema-id'])) throw new MetadataError('Cannot remove the current schema')
+        m.schemas = m.schemas.filter((x) => !gone.has(x['schema-id']))
+        break
+      }
+      case 'remove-partition-specs': {
+        const gone = new Set(u['spec-ids'])
+        if (gone.has(m['default-spec-id'])) throw new MetadataError('Cannot remove the default partition spec')
+        m['partition-specs'] = m['partition-specs'].filter((x) => !gone.has(x['spec-id']))
+        break
+      }
       default:
         throw new MetadataError(`unsupported table update ${(u as { action: string }).action}`)
     }

@@ -16,8 +16,13 @@ import { tickInProcess } from '../support/roller.ts'
 import { newProject, newSink, send } from '../support/sinks.ts'
 import { newApiKey, stack } from '../support/stack.ts'
 
-/** The compatibility kit's tests that pass against this server (of 102; 56 before the messages were Iceberg's). */
-const KIT_PASSED = 78
+/**
+ * The compatibility kit's tests that pass against this server, of 102 (7 skip on their own assumptions:
+ * nested and empty namespaces, dots in names). The 13 others, by design or not served yet (README):
+ * 9 create tables at file:/tmp (a location outside the warehouse is refused), 2 make format v1
+ * tables (v2 and v3 only), 2 register a table (POST …/register is not served).
+ */
+const KIT_PASSED = 82
 
 const COLUMNS = [
   { name: 'x', type: 'long', required: true },

@@ -224,5 +224,17 @@ describe('fast append snapshots and applyUpdates', () => {
     expect(m['last-updated-ms']).toBe(4000)
     expect(requirementFailure(m, [{ type: 'assert-current-schema-id', 'current-schema-id': 0 }])).toMatch(/current schema/)
     expect(requirementFailure(null, [{ type: 'assert-create' }])).toBeNull()
+
+    // Unused schemas and specs removed, as Java's removeSchemas/removeSpecs; never the current ones.
+    const pruned = applyUpdates(m, [{ action: 'remove-schemas', 'schema-ids': [0] }])
+    expect(pruned.schemas.map((x) => x['schema-id'])).toEqual([1])
+    expect(() => applyUpdates(m, [{ action: 'remove-schemas', 'schema-ids': [1] }])).toThrow('Cannot remove the current schema')
+    const specs = applyUpdates(m, [{ action: 'add-spec', spec: { 'spec-id': -1, fields: [] } }])
+    expect(specs['partition-specs']).toHaveLength(2)
+    const unused = specs['partition-specs'].find((x) => x['spec-id'] !== specs['default-spec-id'])?.['spec-id'] as number
+    expect(applyUpdates(specs, [{ action: 'remove-partition-specs', 'spec-ids': [unused] }])['partition-specs']).toHaveLength(1)
+    expect(() => applyUpdates(specs, [{ action: 'remove-partition-specs', 'spec-ids': [specs['default-spec-id']] }])).toThrow(
+      'Cannot remove the default partition spec',
+    )
   })
 })
