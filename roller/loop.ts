@@ -52,6 +52,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
   const slots = new RollSlots(config.concurrency)
   const leases = new Leases(api, config.leaseSeconds * 1000, log, metrics)
+  // The sinks this roller rolls or sweeps now: the service runs its sweep beside its ticks, and both
+  // would get a sink's lease (the same owner), so they keep out of each other's sinks here.
+  const busy = new Set<string>()
   // Threads load their code before the first lease, not inside the first roll: a lease is taken
   // only when the roller can roll at once.
   const warm = scanPool?.warm().catch((err) => log.warn('scan threads did not start; batches wait for them', { error: String(err) }))
@@ -210,6 +213,65 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     }
   }
 
+  /**
+   * One table's sweep under its sink's lease (the one its rolls take: no roll of it and no other
+   * roller's sweep meanwhile), in the large turn; its release says what it did. Null: nothing counted
+   * (the rejects files only, where the catalog maintains the table).
+   */
+  async function sweepSink(listed: SinkView, tables: boolean, now?: number): Promise<'maintained' | 'failed' | 'skipped' | null> {
+    const slog = log.child({ sink_id: listed.id })
+    let sink: SinkView | undefined
+    try {
+      ;[sink] = (await api.lease({ sink: listed.id, purpose: 'maintenance' })).sinks
+    } catch (err) {
+      slog.error('maintenance failed: no lease', { error: errorText(err) })
+      return 'failed'
+    }
+    if (!sink) {
+      slog.info('maintenance skipped this sweep: another roller holds the sink', { lease: listed.lease })
+      return 'skipped'
+    }
+    const leased = sink
+    const sweepId = `sweep-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
+    // A long sweep keeps its lease, renewed at a third of its term; the release waits for a renewal in flight.
+    let renewing: Promise<unknown> = Promise.resolve()
+    const renew = setInterval(
+      () => {
+        renewing = api.lease({ sink: leased.id, purpose: 'maintenance' }).then(
+          (got) => got.sinks.length === 0 && slog.warn('the sweep lost its lease', {}),
+          (err) => slog.warn('the sweep could not renew its lease', { error: errorText(err) }),
+        )
+      },
+      (config.leaseSeconds * 1000) / 3,
+    )
+    renew.unref()
+    const end = metrics.maintenanceDuration.startTimer()
+    // What the release reports (GET /v1/sinks/{id}: maintenance.last), a failed sweep's too.
+    let sweep: ReturnType<typeof sweepReport> | undefined
+    try {
+      const rejects = await sweepOldRejects(leased, slog, now)
+      if (!tables) return null
+      const r = await slots.inLargeTurn(() =>
+        maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry }, checkpoint),
+      )
+      metrics.snapshotsExpired.inc(r.snapshotsExpired)
+      metrics.filesDeleted.inc(r.filesDeleted)
+      metrics.bytesCompacted.inc(r.bytesCompacted)
+      sweep = sweepReport({ ...r, ...rejects }, config.maintenance.everyHours)
+      return 'maintained'
+    } catch (err) {
+      log.error('maintenance failed', { sink_id: leased.id, error: errorText(err) })
+      sweep = sweepReport(err instanceof SweepFailed ? err.done : null, config.maintenance.everyHours, err)
+      return 'failed'
+    } finally {
+      end()
+      clearInterval(renew)
+      await renewing
+      // A release that fails leaves the lease to expire: the sink's rolls wait at most one lease term.
+      await api.releaseMaintenance(leased.id, sweepId, sweep).catch((err) => slog.warn('the sweep could not release its lease', { error: errorText(err) }))
+    }
+  }
+
   return {
     async tick(opts = {}) {
       metrics.lastTickAt = new Date()
@@ -239,6 +301,13 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
             askedAt,
           )
           for (const sink of got.sinks) {
+            // Its sweep holds it: rolled at the next tick (the sweep's release ends the lease).
+            if (busy.has(sink.id)) {
+              leases.drop(sink.id)
+              log.info('not rolled this tick: this roller is sweeping the sink', { sink_id: sink.id })
+              continue
+            }
+            busy.add(sink.id)
             const roll = slots
               .run(isLarge(sink, config.largeRollBytes), () => rollLeased(sink, opts.signal))
               .catch((err) => {
@@ -247,6 +316,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
               })
               .then((outcome) => {
                 counts[outcome]++
+                busy.delete(sink.id)
                 running.delete(roll)
                 metrics.slotsBusy.set(slots.used)
               })
@@ -284,9 +354,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       return { rolled: counts.rolled, failed: counts.failed }
     },
     async maintain(opts = {}) {
-      let maintained = 0
-      let failed = 0
-      let skipped = 0
+      const counts = { maintained: 0, failed: 0, skipped: 0 }
       for (const listed of await api.view()) {
         if (opts.signal?.aborted) break
         if (opts.sink && listed.id !== opts.sink) continue
@@ -298,61 +366,22 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         if (!tables && config.rejectsRetentionDays === 0) continue
         // A roller kept to some warehouses sweeps only theirs.
         if (config.warehouseIds.length > 0 && !config.warehouseIds.includes(listed.warehouse.id)) continue
-        const slog = log.child({ sink_id: listed.id })
-        // The sink's own lease, the one its rolls take: no roll of it and no other roller's sweep meanwhile.
-        let sink: SinkView | undefined
-        try {
-          ;[sink] = (await api.lease({ sink: listed.id, purpose: 'maintenance' })).sinks
-        } catch (err) {
-          failed++
-          slog.error('maintenance failed: no lease', { error: errorText(err) })
+        // A lease is the roller's, not the job's: its sweep would get the lease of a sink it is rolling
+        // and overlap the roll. That table waits for the next sweep.
+        if (busy.has(listed.id)) {
+          counts.skipped++
+          log.info('maintenance skipped this sweep: this roller is rolling the sink', { sink_id: listed.id })
           continue
         }
-        if (!sink) {
-          skipped++
-          slog.info('maintenance skipped this sweep: another roller holds the sink', { lease: listed.lease })
-          continue
-        }
-        const leased = sink
-        const sweepId = `sweep-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
-        // A long sweep keeps its lease, renewed at a third of its term; the release waits for a renewal in flight.
-        let renewing: Promise<unknown> = Promise.resolve()
-        const renew = setInterval(
-          () => {
-            renewing = api.lease({ sink: leased.id, purpose: 'maintenance' }).then(
-              (got) => got.sinks.length === 0 && slog.warn('the sweep lost its lease', {}),
-              (err) => slog.warn('the sweep could not renew its lease', { error: errorText(err) }),
-            )
-          },
-          (config.leaseSeconds * 1000) / 3,
-        )
-        renew.unref()
-        const end = metrics.maintenanceDuration.startTimer()
-        // What the release reports (GET /v1/sinks/{id}: maintenance.last), a failed sweep's too.
-        let sweep: ReturnType<typeof sweepReport> | undefined
+        busy.add(listed.id)
         try {
-          const rejects = await sweepOldRejects(leased, slog, opts.now)
-          if (tables) {
-            const r = await maintainTable(leased, warehouses.catalog(leased), config.maintenance, slog, { retry: config.retry, onRetry }, checkpoint)
-            metrics.snapshotsExpired.inc(r.snapshotsExpired)
-            metrics.filesDeleted.inc(r.filesDeleted)
-            metrics.bytesCompacted.inc(r.bytesCompacted)
-            sweep = sweepReport({ ...r, ...rejects }, config.maintenance.everyHours)
-            maintained++
-          }
-        } catch (err) {
-          failed++
-          log.error('maintenance failed', { sink_id: leased.id, error: errorText(err) })
-          sweep = sweepReport(err instanceof SweepFailed ? err.done : null, config.maintenance.everyHours, err)
+          const outcome = await sweepSink(listed, tables, opts.now)
+          if (outcome) counts[outcome]++
         } finally {
-          end()
-          clearInterval(renew)
-          await renewing
-          // A release that fails leaves the lease to expire: the sink's rolls wait at most one lease term.
-          await api.releaseMaintenance(leased.id, sweepId, sweep).catch((err) => slog.warn('the sweep could not release its lease', { error: errorText(err) }))
+          busy.delete(listed.id)
         }
       }
-      return { maintained, failed, skipped }
+      return counts
     },
     async measure(opts = {}) {
       let measured = 0

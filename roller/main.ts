@@ -77,21 +77,29 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', () => stop('SIGINT'))
   log.info('roller running', { tick_seconds: config.tickSeconds, api: config.apiUrl })
   // The first sweep a minute after start (not at once: a restart loop should not sweep every time),
-  // then every maintenance.everyHours, between ticks.
+  // then every maintenance.everyHours.
   let nextMaintenance = Date.now() + Math.min(60_000, config.maintenance.everyHours * 3600_000)
-  while (!stopping) {
-    try {
-      // A tick goes on leasing as slots free up for a minute at most, so the storage meter and the
-      // sweep below get their turn however many sinks are due.
-      await roller.tick({ signal: stopped.signal, leaseForMs: Math.max(60_000, config.tickSeconds * 6000) })
-    } catch (err) {
-      log.error('tick failed', { error: errorText(err) })
-    }
-    // The storage figures due (every LHBOX_MEASURE_SECONDS) or asked for, between ticks.
-    if (!stopping) await roller.measure({ signal: stopped.signal }).catch((err) => log.error('measure failed', { error: errorText(err) }))
+  // The storage meter and the sweep run beside the ticks, one round of them at a time: a sweep of
+  // thousands of tables takes long, and the due sinks must not wait for it (each table's sweep holds
+  // its sink's lease and the large turn, so no roll of that table and no large roll overlaps it).
+  const chores = async () => {
+    await roller.measure({ signal: stopped.signal }).catch((err) => log.error('measure failed', { error: errorText(err) }))
     if (!stopping && Date.now() >= nextMaintenance) {
       nextMaintenance = Date.now() + config.maintenance.everyHours * 3600_000
       await roller.maintain({ signal: stopped.signal }).catch((err) => log.error('maintenance failed', { error: errorText(err) }))
+    }
+  }
+  let choresRunning: Promise<void> | null = null
+  while (!stopping) {
+    choresRunning ??= chores().finally(() => {
+      choresRunning = null
+    })
+    try {
+      // A tick goes on leasing as slots free up for a minute at most, then ends: its gauges are set
+      // from a fresh view, and the next tick starts.
+      await roller.tick({ signal: stopped.signal, leaseForMs: Math.max(60_000, config.tickSeconds * 6000) })
+    } catch (err) {
+      log.error('tick failed', { error: errorText(err) })
     }
     // The wait holds the process (no unref): between ticks a roller may have nothing else open, and
     // node would end it in the middle of `run`, without a word (exit 13).
@@ -100,6 +108,8 @@ async function main(argv: string[]): Promise<number> {
       setTimeout(resolve, config.tickSeconds * 1000)
     })
   }
+  // A sweep under way stops at its next table (the signal); the table it is on finishes and is released.
+  await choresRunning
   server?.close()
   await roller.close()
   return 0

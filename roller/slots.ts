@@ -20,20 +20,27 @@ export class RollSlots {
   async run<T>(large: boolean, roll: () => Promise<T>): Promise<T> {
     this.busy++
     try {
-      if (!large) return await roll()
-      const before = this.largeTurn
-      let done: () => void = () => {}
-      this.largeTurn = new Promise<void>((resolve) => {
-        done = resolve
-      })
-      await before
-      try {
-        return await roll()
-      } finally {
-        done()
-      }
+      return large ? await this.inLargeTurn(roll) : await roll()
     } finally {
       this.busy--
+    }
+  }
+
+  /**
+   * Runs `work` in the large turn without taking a roll slot: a sweep's table beside the rolls, never
+   * beside a large roll or another sweep's table, so the peak memory stays near one large job's.
+   */
+  async inLargeTurn<T>(work: () => Promise<T>): Promise<T> {
+    const before = this.largeTurn
+    let done: () => void = () => {}
+    this.largeTurn = new Promise<void>((resolve) => {
+      done = resolve
+    })
+    await before
+    try {
+      return await work()
+    } finally {
+      done()
     }
   }
 }

@@ -39,7 +39,9 @@
 // rollers do (on Workers each request has an isolate of its own); `node` (the default) is the Node
 // edge (`npm run edge`) in a process of its own, with a pool, as a self-hosted edge runs.
 // LHBOX_ROLLER_BUNDLE runs the rollers from a bundle (dev/roller.ts); by default they run through tsx,
-// as roller/Dockerfile does. LHBOX_BENCH_KEEP=1 keeps the state folder (the rollers' logs are in it).
+// as roller/Dockerfile does. LHBOX_BENCH_KEEP=1 keeps the state folder (the rollers' logs are in it);
+// BENCH_AUTO_EXPLAIN=1 has Postgres log every statement over 250 ms with its plan (auto_explain, in
+// pg/server.log there): how the lease's stall after a burst of new sinks was found.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -224,6 +226,20 @@ async function world(b: ReturnType<typeof startBench>): Promise<World> {
   const db = new pg.Client(stack.databaseUrl)
   await db.connect()
   b.cleanup.add(() => db.end())
+  if (process.env.BENCH_AUTO_EXPLAIN === '1') {
+    for (const q of [
+      "alter database lhbox set session_preload_libraries = 'auto_explain'",
+      "alter database lhbox set auto_explain.log_min_duration = '250ms'",
+      'alter database lhbox set auto_explain.log_analyze = on',
+      'alter database lhbox set auto_explain.log_nested_statements = on',
+      'alter database lhbox set log_lock_waits = on',
+      "alter database lhbox set deadlock_timeout = '100ms'",
+      "alter database lhbox set log_min_duration_statement = '250ms'",
+      'alter system set log_autovacuum_min_duration = 0',
+      'select pg_reload_conf()',
+    ])
+      await db.query(q)
+  }
 
   const s3Proxy = await startFaultProxy(stack.s3.endpoint)
   b.cleanup.add(() => s3Proxy.stop())

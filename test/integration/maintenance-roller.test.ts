@@ -271,7 +271,9 @@ describe('after 100 rolls plus maintenance', () => {
 // ---- rolls and compactions racing --------------------------------------------------------------
 
 describe('a roll racing a compaction, a compaction racing a roll', () => {
-  it('tick and maintain at once, five rounds with new batches in between: both succeed, every row once, nothing pending', { timeout: 180_000 }, async () => {
+  it('tick and maintain at once, five rounds with new batches in between: one waits for the other, nothing fails, every row once, nothing pending', {
+    timeout: 180_000,
+  }, async () => {
     const sink = await newSink(stack().adminKey)
     // retain 3 so that the expiry races too (the orphan guard stays at its default: files in flight are safe)
     const p = inProcessRoller({ LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS: '3' })
@@ -285,8 +287,19 @@ describe('a roll racing a compaction, a compaction racing a roll', () => {
       for (let round = 0; round < 5; round++) {
         for (let i = 0; i < 2; i++) batches.push(await sendOk(sink, [{ x: x++ }, { x: x++ }]))
         const [t, m] = await Promise.all([p.roller.tick({ sink: sink.id, force: true }), p.roller.maintain({ sink: sink.id })])
-        expect({ round, t, m }, JSON.stringify(errorsOf(p.logs))).toEqual({ round, t: { rolled: 1, failed: 0 }, m: { maintained: 1, failed: 0, skipped: 0 } })
+        // One roller never rolls and sweeps one table at once (roller/loop.ts `busy`): whichever
+        // took the sink first runs, the other leaves it for its next turn. Neither fails.
+        const rolledIt = t.rolled === 1 && m.skipped === 1 && m.maintained === 0
+        const sweptIt = t.rolled === 0 && m.maintained === 1 && m.skipped === 0
+        expect({ round, failed: t.failed + m.failed, oneOfThem: rolledIt || sweptIt }, JSON.stringify({ t, m, errors: errorsOf(p.logs) })).toEqual({
+          round,
+          failed: 0,
+          oneOfThem: true,
+        })
       }
+      // What a swept round left waiting is rolled now; and a sweep after the rolls.
+      await tickOk(p, sink.id)
+      expect(await p.roller.maintain({ sink: sink.id })).toEqual({ maintained: 1, failed: 0, skipped: 0 })
     } finally {
       await p.roller.close()
     }

@@ -64,6 +64,35 @@ describe('RollSlots', () => {
     expect(slots.used).toBe(0)
   })
 
+  it('runs a sweep in the large turn without a roll slot: after the large roll before it, beside small ones', async () => {
+    const slots = new RollSlots(1)
+    const started: string[] = []
+    const [large, sweep] = [gate(), gate()]
+    const roll = slots.run(true, async () => {
+      started.push('large')
+      await large.ended
+    })
+    const swept = slots.inLargeTurn(async () => {
+      started.push('sweep')
+      await sweep.ended
+    })
+    await new Promise((r) => setTimeout(r, 0))
+    expect(started).toEqual(['large'])
+    large.open()
+    await roll
+    await new Promise((r) => setTimeout(r, 0))
+    expect(started).toEqual(['large', 'sweep'])
+    // The sweep holds no slot: a small roll runs beside it, a large one waits for it.
+    expect(slots.free).toBe(1)
+    expect(await slots.run(false, async () => 'small')).toBe('small')
+    const next = slots.run(true, async () => started.push('large-2'))
+    await new Promise((r) => setTimeout(r, 0))
+    expect(started).toEqual(['large', 'sweep'])
+    sweep.open()
+    await Promise.all([swept, next])
+    expect(started).toEqual(['large', 'sweep', 'large-2'])
+  })
+
   it('frees the slot and the large turn when a roll throws', async () => {
     const slots = new RollSlots(1)
     await expect(slots.run(true, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom')
