@@ -7,7 +7,8 @@ The catalog is attached with ATTACH '' AS cat (TYPE ICEBERG, ENDPOINT ..., AUTHO
 ACCESS_DELEGATION_MODE 'none'): no token, and the tables' files go through the S3 secret made from the
 s3 options (not the catalog's vended keys, which carry no endpoint). With --warehouse and
 --rest-token (a bearer token) or --rest-client-id/--rest-client-secret (OAuth2 client credentials at
-<rest-uri>/v1/oauth/tokens), it is ATTACH '<warehouse>' AS cat with an ICEBERG secret instead. Extensions load offline from
+<rest-uri>/v1/oauth/tokens), it is ATTACH '<warehouse>' AS cat with an ICEBERG secret instead; with
+--vended too, ACCESS_DELEGATION_MODE 'vended_credentials' and no S3 secret (the catalog's keys only). Extensions load offline from
 their PyPI wheels exactly as duckdb_scan.py does. Each --exec runs in order (DuckDB commits each
 statement to the catalog: a DELETE writes merge-on-read delete files, positional deletes on a v2
 table and deletion vectors on v3); then --query, if given.
@@ -40,13 +41,17 @@ def main() -> None:
     p.add_argument("--rest-token")
     p.add_argument("--rest-client-id")
     p.add_argument("--rest-client-secret")
+    p.add_argument("--vended", action="store_true", help="ACCESS_DELEGATION_MODE 'vended_credentials', and no S3 secret of its own")
     p.add_argument("--exec", action="append", default=[], dest="statements")
     p.add_argument("--query")
     a = p.parse_args()
 
     # The iceberg extension asks the environment for a region when the catalog vends none.
     os.environ.setdefault("AWS_REGION", a.s3_region)
+    if a.vended:
+        a.s3_endpoint = None  # connect() makes no S3 secret: the table's files go with the keys the catalog vends
     con = connect(a)
+    mode = "vended_credentials" if a.vended else "none"
     if a.rest_token or a.rest_client_secret:
         if a.rest_token:
             auth = f"TOKEN {quote(a.rest_token)}"
@@ -55,7 +60,7 @@ def main() -> None:
             auth = f"CLIENT_ID {quote(a.rest_client_id or '')}, CLIENT_SECRET {quote(a.rest_client_secret)}, OAUTH2_SERVER_URI {quote(token_uri)}"
         con.execute(f"CREATE SECRET lhbox_catalog (TYPE ICEBERG, {auth})")
         con.execute(
-            f"ATTACH {quote(a.warehouse)} AS cat (TYPE ICEBERG, ENDPOINT {quote(a.rest_uri)}, SECRET lhbox_catalog, ACCESS_DELEGATION_MODE 'none')"
+            f"ATTACH {quote(a.warehouse)} AS cat (TYPE ICEBERG, ENDPOINT {quote(a.rest_uri)}, SECRET lhbox_catalog, ACCESS_DELEGATION_MODE {quote(mode)})"
         )
     else:
         con.execute(

@@ -1,9 +1,9 @@
 // The Iceberg REST catalog's tests (test/integration/iceberg-rest*.test.ts): a project of the file's
 // own with read and write keys and another project, the catalog through PyIceberg's RestCatalog and
-// DuckDB (never our own client), and the REST spec's ErrorModel.
+// DuckDB (never our own client; PyIceberg with s3fs for remote signing), and the REST spec's ErrorModel.
 import { expect } from 'vitest'
 import { stringifyLossless } from '../../iceberg/spec/json.ts'
-import { runPython, s3Args, toExact } from './python.ts'
+import { runPyicebergS3fs, runPython, s3Args, toExact } from './python.ts'
 import { listSinks, newProject, uid } from './sinks.ts'
 import { type Answer, call, newApiKey, stack } from './stack.ts'
 
@@ -69,12 +69,27 @@ export async function append(key: string, table: string, rows: unknown[]): Promi
 }
 
 /** DuckDB with the catalog attached as `cat` (ATTACH '<warehouse>' … TYPE ICEBERG): a bearer key, or OAuth2 client credentials. */
-export async function duck(auth: { token: string } | { key: string }, opts: { exec?: string[]; query?: string }): Promise<any> {
+export async function duck(auth: { token: string } | { key: string }, opts: { exec?: string[]; query?: string; vended?: boolean }): Promise<any> {
   const how = 'token' in auth ? ['--rest-token', auth.token] : ['--rest-client-id', auth.key.slice(7, 19), '--rest-client-secret', auth.key]
   const args = ['--rest-uri', catalogUri(), '--warehouse', ctx.project.warehouse, ...how, ...s3Args(stack().s3)]
+  // The catalog's vended keys, not the stack's S3 secret.
+  if (opts.vended) args.push('--vended')
   for (const e of opts.exec ?? []) args.push('--exec', e)
   if (opts.query) args.push('--query', opts.query)
   return toExact(await runPython('duckdb_iceberg_sql.py', args))
+}
+
+/** One step of PyIceberg with no S3 keys of its own, through the catalog's S3 signer: a scan, or an append of rows. */
+interface SignedStep {
+  token: string
+  op: 'scan' | 'append'
+  rows?: unknown[]
+}
+
+/** PyIceberg (FsspecFileIO) with no S3 keys of its own, through the catalog's S3 signer: the steps in order, in one process. */
+export async function signed(table: string, steps: SignedStep[]): Promise<any[]> {
+  const args = ['--rest-uri', catalogUri(), '--warehouse', ctx.project.warehouse, '--s3-endpoint', stack().s3.endpoint, table]
+  return toExact(await runPyicebergS3fs('pyiceberg_signing.py', args, stringifyLossless(steps)))
 }
 
 /** The REST ErrorModel with this status and type; never a stack. */

@@ -87,6 +87,68 @@ const BOTO3_REQUIREMENTS = [
   'urllib3==2.8.0',
 ]
 
+/**
+ * PyIceberg with s3fs, the only FileIO of PyIceberg that signs through a REST catalog's S3 signer
+ * (FsspecFileIO's S3V4RestSigner; PyArrowFileIO cannot), in a venv of its own: botocore wants
+ * python-dateutil < 3, the main venv pins 4.0.0. Resolved by pip for python 3.11, 2026-12.
+ */
+const PYICEBERG_S3FS_REQUIREMENTS = [
+  'pyiceberg[s3fs]==0.12.0',
+  'pyarrow==26.0.1',
+  'Pygments==2.21.0',
+  'aiobotocore==3.10.0',
+  'aiohappyeyeballs==2.7.1',
+  'aiohttp==3.14.5',
+  'aioitertools==0.13.0',
+  'aiosignal==1.4.0',
+  'annotated-types==0.8.0',
+  'attrs==26.1.0',
+  'botocore==1.43.117',
+  'cachetools==8.0.2',
+  'certifi==2026.10.19.post1',
+  'charset-normalizer==3.5.3',
+  'click==8.5.1',
+  'frozenlist==1.8.0',
+  'fsspec==2026.9.0',
+  'idna==3.20',
+  'jmespath==1.1.0',
+  'markdown-it-py==4.3.0',
+  'mdurl==0.1.2',
+  'mmh3==5.3.1',
+  'multidict==7.2.1',
+  'propcache==0.5.4',
+  'pydantic==2.14.4',
+  'pydantic_core==2.50.5',
+  'pyparsing==3.3.3',
+  'pyroaring==1.2.0',
+  'python-dateutil==2.9.0.post0',
+  'requests==2.34.2',
+  'rich==15.0.0',
+  's3fs==2026.9.0',
+  'six==1.17.0',
+  'strictyaml==1.7.3',
+  'tenacity==9.2.1',
+  'typing-inspection==0.4.5',
+  'typing_extensions==4.16.0',
+  'urllib3==2.8.0',
+  'wrapt==2.5.2',
+  'yarl==1.25.1',
+  'zstandard==0.25.0',
+]
+
+/** The PyIceberg + s3fs venv's python, built first on a new machine (a test file's beforeAll waits for it). */
+export const ensurePyicebergS3fs = (): Promise<string> => ensureVenvNamed('venv-pyiceberg-s3fs', PYICEBERG_S3FS_REQUIREMENTS)
+
+/** Runs a test/interop script with the PyIceberg + s3fs venv's python; its stdout parsed losslessly. */
+export async function runPyicebergS3fs(script: string, args: string[], input = ''): Promise<unknown> {
+  const python = await ensurePyicebergS3fs()
+  // No instance metadata lookups (botocore's credential chain): the scripts sign through the catalog.
+  const env = { PYTHONDONTWRITEBYTECODE: '1', AWS_EC2_METADATA_DISABLED: 'true' }
+  const { code, stdout, stderr } = await runSpawned(python, join(INTEROP_DIR, script), args, env, input, 120_000)
+  if (code !== 0) throw new PythonError(script, code, stderr, stdout)
+  return parseLossless(stdout)
+}
+
 /** Runs a test/interop script with the boto3 venv's python; its stdout parsed as JSON. */
 export async function runBoto3(script: string, args: string[]): Promise<unknown> {
   const python = await ensureVenvNamed('venv-boto3', BOTO3_REQUIREMENTS)
