@@ -4,6 +4,7 @@ import type { EdgeDb } from '../db/edge.ts'
 import { and, eq } from 'drizzle-orm'
 import { warehouses } from '../db/schema.ts'
 import type { Catalog } from '../iceberg/catalog/index.ts'
+import type { MetadataCache } from '../iceberg/catalog/metadata-cache.ts'
 import { RestCatalog } from '../iceberg/catalog/rest.ts'
 import { SqlCatalog } from '../iceberg/catalog/sql.ts'
 import { S3FileIO } from '../iceberg/io/file-io.ts'
@@ -79,10 +80,11 @@ export async function openStoreReadKey(env: Env, w: Pick<WarehouseRow, 'id' | 's
   return JSON.parse(plain) as StoreKeyPair
 }
 
-export async function catalogFor(env: Env, db: EdgeDb, w: WarehouseCore): Promise<Catalog> {
+/** `cache`: metadata kept across requests by a caller that loads the same tables often (the S3 signer). */
+export async function catalogFor(env: Env, db: EdgeDb, w: WarehouseCore, cache?: MetadataCache): Promise<Catalog> {
   const catalog = w.catalog as StoredCatalog
   if (catalog.type === 'sql') {
-    return new SqlCatalog({ name: sqlCatalogName(w), sql: db.$client, warehouseLocation: warehouseLocation(w), io: fileIO(env, w) })
+    return new SqlCatalog({ name: sqlCatalogName(w), sql: db.$client, warehouseLocation: warehouseLocation(w), io: fileIO(env, w), cache })
   }
   const secret = await openCatalogSecret(env, w)
   // Table files go through the catalog's vended credentials when it gives them, else ours.

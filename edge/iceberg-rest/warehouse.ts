@@ -5,6 +5,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { warehouses } from '../../db/schema.ts'
+import type { MetadataCache } from '../../iceberg/catalog/metadata-cache.ts'
 import type { SqlCatalog } from '../../iceberg/catalog/sql.ts'
 import { catalogFor, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
@@ -33,9 +34,9 @@ export async function warehouseOf(c: Context<AppEnv>, by: { name: string } | { i
 }
 
 /** The warehouse a path's prefix names and its SQL catalog, on the request's connection. */
-export async function warehouseCatalogAt(c: Context<AppEnv>): Promise<{ warehouse: WarehouseRow; catalog: SqlCatalog }> {
+export async function warehouseCatalogAt(c: Context<AppEnv>, cache?: MetadataCache): Promise<{ warehouse: WarehouseRow; catalog: SqlCatalog }> {
   const w = await warehouseOf(c, { id: c.req.param('prefix') ?? '' })
-  const catalog = await catalogFor(c.env, await c.var.db(), w)
+  const catalog = await catalogFor(c.env, await c.var.db(), w, cache)
   // warehouseOf let only SQL-catalog warehouses through.
   return { warehouse: w, catalog: catalog as SqlCatalog }
 }
