@@ -1,11 +1,12 @@
 // Apache Iceberg Java (1.10, dev/rest-catalog.ts's version) on the edge's REST catalog (issue 28):
 // RESTCatalog with an OAuth2 client-credentials exchange lists, loads and scans with IcebergGenerics a
 // table the roller wrote (test/java/lhbox/RestScan.java), row for row what PyIceberg's RestCatalog
-// reads, long extremes, decimals and timestamps exact. And Apache Iceberg's own catalog test suite,
+// reads, long extremes, decimals and timestamps exact; a write key appends once (RestAppend.java), a
+// read key's append is refused; both with no store keys, through remote signing. And Apache Iceberg's own catalog test suite,
 // the REST compatibility kit (CatalogTests), run against the edge with a write key on a warehouse of
 // its own: at least KIT_PASSED of its tests pass (README, "The Iceberg REST catalog" says why the
 // others fail or are skipped), so a regression fails here. The kit's JVM starts in beforeAll and runs
-// beside the scan test: it takes most of this file's time.
+// beside the others: it takes most of this file's time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseLossless } from '../../iceberg/spec/json.ts'
 import { ctx, deleteCatalogSinks, scan, setupCatalogProjects } from '../support/iceberg-rest.ts'
@@ -91,10 +92,24 @@ const EXPECTED = [
 const byX = (a: any, b: any) => (a.x < b.x ? -1 : a.x > b.x ? 1 : 0)
 const keyIdOf = (key: string) => (/^al_key_([0-9a-f]{12})_/.exec(key) as RegExpExecArray)[1]
 
-/** Catalog properties every Java run gets: the store's keys (the endpoint, region and path style come from /v1/config). */
-function storeProps(): Record<string, string> {
-  const s3 = stack().s3
-  return { 's3.access-key-id': s3.accessKeyId, 's3.secret-access-key': s3.secretAccessKey, ...(s3.sessionToken ? { 's3.session-token': s3.sessionToken } : {}) }
+/**
+ * What an engine is configured with: the catalog URI, the warehouse and an API key through the OAuth2
+ * client-credentials exchange, as Spark and Trino are. No store keys: every table answer enables
+ * remote signing (s3.remote-signing-enabled, the table's sign endpoint), so S3FileIO has each request
+ * signed by the edge; the AWS SDK's own identity below is a placeholder no store accepts.
+ */
+function catalogProps(key: string, warehouse: string): Record<string, string> {
+  const uri = `${stack().apiUrl}/iceberg`
+  return { uri, warehouse, 'rest.auth.type': 'oauth2', 'oauth2-server-uri': `${uri}/v1/oauth/tokens`, credential: `${keyIdOf(key)}:${key}` }
+}
+
+const NO_STORE_KEYS = { AWS_ACCESS_KEY_ID: 'not-a-store-key', AWS_SECRET_ACCESS_KEY: 'not-a-store-secret', AWS_SESSION_TOKEN: '' }
+
+/** A class of test/java with the catalog's properties as --name value, then `args`; its stdout parsed losslessly. */
+async function java(main: string, key: string, args: string[]): Promise<{ code: number | null; out: any; stderr: string }> {
+  const props = Object.entries(catalogProps(key, ctx.project.warehouse)).flatMap(([k, v]) => [`--${k}`, v])
+  const run = await runJava(main, [...props, ...args], { env: NO_STORE_KEYS })
+  return { code: run.code, out: run.code === 0 ? toExact(parseLossless(run.stdout)) : undefined, stderr: run.stderr }
 }
 
 let kit: Promise<KitResult>
@@ -105,14 +120,7 @@ beforeAll(async () => {
   const mine = await newProject()
   const write = await newApiKey('write', mine.project)
   kit = runCompatibilityKit(
-    {
-      uri: `${stack().apiUrl}/iceberg`,
-      warehouse: mine.warehouse,
-      'rest.auth.type': 'oauth2',
-      'oauth2-server-uri': `${stack().apiUrl}/iceberg/v1/oauth/tokens`,
-      credential: `${keyIdOf(write)}:${write}`,
-      ...storeProps(),
-    },
+    catalogProps(write, mine.warehouse),
     // A namespace is made before its tables (the SQL catalog's rule, as JdbcCatalog's).
     { 'rck.requires-namespace-create': 'true' },
   )
@@ -136,24 +144,42 @@ describe('Apache Iceberg Java’s RESTCatalog', () => {
     const py = await scan(ctx.readKey, sink.table)
     expect(py.rows).toEqual(expected)
 
-    // A read key through the OAuth2 client-credentials exchange, as Spark and Trino are configured.
-    const uri = `${stack().apiUrl}/iceberg`
-    const props = {
-      uri,
-      warehouse: ctx.project.warehouse,
-      'rest.auth.type': 'oauth2',
-      'oauth2-server-uri': `${uri}/v1/oauth/tokens`,
-      credential: `${keyIdOf(ctx.readKey)}:${ctx.readKey}`,
-      ...storeProps(),
-    }
-    const run = await runJava('lhbox.RestScan', [...Object.entries(props).flatMap(([k, v]) => [`--${k}`, v]), sink.table])
-    expect(run.code, run.stderr).toBe(0)
-    const java = toExact(parseLossless(run.stdout))
-    expect(java.namespaces).toContain(sink.table.split('.')[0])
-    expect(java.tables).toContain(sink.table)
-    expect(java.snapshot_id).toBe(py.current_snapshot_id)
-    expect([...java.rows].sort(byX)).toEqual(expected)
-    expect([...java.rows].sort(byX)).toEqual(py.rows)
+    // A read key: lists, loads and reads the data files through signed requests.
+    const read = await java('lhbox.RestScan', ctx.readKey, [sink.table])
+    expect(read.code, read.stderr).toBe(0)
+    expect(read.out.namespaces).toContain(sink.table.split('.')[0])
+    expect(read.out.tables).toContain(sink.table)
+    expect(read.out.snapshot_id).toBe(py.current_snapshot_id)
+    expect([...read.out.rows].sort(byX)).toEqual(expected)
+    expect([...read.out.rows].sort(byX)).toEqual(py.rows)
+  })
+
+  it('appends once through remote signing with a write key; a read key’s append is refused', async () => {
+    const sink = await newSink(ctx.project.key, {
+      tableSpec: { warehouse: ctx.project.warehouse, columns: COLUMNS },
+      sink: { warehouse: ctx.project.warehouse },
+    })
+    const refused = await java('lhbox.RestAppend', ctx.readKey, [sink.table, '1'])
+    expect(refused.code).not.toBe(0)
+    // Refused at the first signed write (the data file's PUT), before any commit.
+    expect(refused.stderr).toMatch(/ForbiddenException.*not signed/)
+
+    const appended = await java('lhbox.RestAppend', ctx.writeKey, [sink.table, '9223372036854775807', '-1'])
+    expect(appended.code, appended.stderr).toBe(0)
+    const table = sink.table.split('.')
+    expect(appended.out.file).toMatch(new RegExp(`/${table[0]}/${table[1]}/data/java-[0-9a-f-]+\\.parquet$`))
+    // The roller's next batch lands beside it; every row once.
+    expect((await send(sink, [{ x: 7, s: 'sent' }])).status).toBe(202)
+    expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
+    const py = await scan(ctx.readKey, sink.table)
+    expect(py.rows.map((r: any) => [r.x, r.s])).toEqual([
+      [-1n, 'java--1'],
+      [7n, 'sent'],
+      [9223372036854775807n, 'java-9223372036854775807'],
+    ])
+    expect(py.snapshots.map((x: any) => x.snapshot_id)).toContain(appended.out.snapshot_id)
+    const again = await java('lhbox.RestScan', ctx.readKey, [sink.table])
+    expect([...again.out.rows].sort(byX)).toEqual(py.rows)
   })
 
   it(
