@@ -1,0 +1,5 @@
+// devices-exact.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../devices-exact.test.ts')
