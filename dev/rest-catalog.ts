@@ -68,8 +68,18 @@ export interface RestCatalogServer {
   child: Child
 }
 
-/** Starts the REST catalog on `port` (it listens on all interfaces; use 127.0.0.1) with its log and SQLite file in `stateDir`. */
-export async function startRestCatalog(stateDir: string, port: number, s3: S3Config, warehouse = `s3://${s3.bucket}/rest`): Promise<RestCatalogServer> {
+/**
+ * Starts the REST catalog on `port` (it listens on all interfaces; use 127.0.0.1) with its log and
+ * SQLite file in `stateDir`. `jvm`: the JVM's flags. By default tuned for a test's quick start (C1 only, a small heap); a bench
+ * passes its own, as an operator would run the fixture (bench:catalog: the full JIT).
+ */
+export async function startRestCatalog(
+  stateDir: string,
+  port: number,
+  s3: S3Config,
+  warehouse = `s3://${s3.bucket}/rest`,
+  jvm = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xss512k'],
+): Promise<RestCatalogServer> {
   const javaArgs = await ensureRestCatalog()
   const dir = resolve(stateDir)
   mkdirSync(dir, { recursive: true })
@@ -97,7 +107,6 @@ export async function startRestCatalog(stateDir: string, port: number, s3: S3Con
     AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
     AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
   })
-  const jvm = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xss512k']
   const child = startChild('rest-catalog', 'java', [...jvm, ...javaArgs], join(dir, 'rest-catalog.log'), { env, cwd: dir })
   const uri = `http://127.0.0.1:${port}`
   await waitFor('rest-catalog', async () => (await fetch(`${uri}/v1/config`)).ok, 90_000, child)
