@@ -11,7 +11,7 @@ import type { Context } from 'hono'
 import { openStoreReadKey, type StoreKeyPair, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { levelAtLeast } from '../keys.ts'
-import { issueToken } from './token.ts'
+import { issueToken, TOKEN_SECONDS } from './token.ts'
 
 export interface StorageAccess {
   config: Record<string, string>
@@ -27,6 +27,16 @@ function signEndpoint(prefix: string, namespace: string[], table: string): strin
 function wantsVended(c: Context<AppEnv>): boolean {
   const modes = (c.req.header('x-iceberg-access-delegation') ?? '').split(',')
   return modes.some((m) => m.trim().toLowerCase() === 'vended-credentials')
+}
+
+/**
+ * What, beside the metadata, a table answer depends on (loadTable's ETag holds it): the caller, the
+ * access it asked for, and the half hour (the token it carries lives an hour, so an answer kept on a 304
+ * is never one whose token has less than half an hour left).
+ */
+export function accessTag(c: Context<AppEnv>): string {
+  const p = c.var.principal
+  return `${p.keyId}:${p.level}:${wantsVended(c)}:${Math.floor(Date.now() / (TOKEN_SECONDS * 500))}`
 }
 
 /** The keys this caller may receive for the warehouse's store; null: none (a read key, no read-only pair). */

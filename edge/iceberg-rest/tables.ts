@@ -20,7 +20,7 @@ import { answer, readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { namespaceParam } from './namespaces.ts'
 import { CommitTableRequest, CommitTransactionRequest, commitOf, CreateTableRequest, RenameTableRequest } from './schemas.ts'
-import { storageAccess } from './storage-access.ts'
+import { accessTag, storageAccess } from './storage-access.ts'
 import { catalogAt, warehouseCatalogAt } from './warehouse.ts'
 
 const named = (id: TableIdentifier) => [...id.namespace, id.name].join('.')
@@ -104,8 +104,9 @@ export async function loadTable(c: Context<AppEnv>) {
   }
   const table = await catalog.loadTable(id)
   const mode = c.req.query('snapshots')
-  // A metadata file never changes: its location (and the snapshots asked for) names the answer.
-  const etag = `"${(await sha256Hex(`${table.metadataLocation}\n${mode ?? 'all'}`)).slice(0, 32)}"`
+  // A metadata file never changes: its location (and the snapshots asked for) names the answer, with
+  // the caller's storage access (accessTag: its level, keys asked for, a token young enough).
+  const etag = `"${(await sha256Hex(`${table.metadataLocation}\n${mode ?? 'all'}\n${accessTag(c)}`)).slice(0, 32)}"`
   c.header('ETag', etag)
   if (c.req.header('if-none-match') === etag) return c.body(null, 304)
   return answer(c, await loadResult(c, warehouse, table, withSnapshots(table.metadata, mode)))

@@ -45,6 +45,12 @@ describe('remote signing', () => {
     })
     expect(loaded.body.config['s3.access-key-id']).toBeUndefined()
     expect(loaded.text).not.toContain(stack().s3.secretAccessKey)
+    // The answer is the caller's: another key's or another access mode's ETag differs (no 304 across them).
+    const etag = loaded.headers.get('etag') as string
+    const again = await rest(tablePath('events'), { key: ctx.readKey, headers: { 'if-none-match': etag } })
+    expect(again.status).toBe(304)
+    expect((await rest(tablePath('events'), { key: ctx.writeKey, headers: { 'if-none-match': etag } })).status).toBe(200)
+    expect((await rest(tablePath('events'), { key: ctx.readKey, headers: { 'if-none-match': etag, ...VENDED } })).status).toBe(200)
   })
 
   it('PyIceberg with no S3 keys scans with a read key and appends with a write key; a read key’s write is refused', async () => {
