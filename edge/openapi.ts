@@ -276,7 +276,8 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       answers: { 200: WAREHOUSE },
     },
     patch: {
-      summary: 'Replace a REST catalog’s token or credential (null removes one); sealed, never answered back',
+      summary:
+        'Replace a REST catalog’s token or credential, or set the read-only store key pair the Iceberg REST catalog vends to read keys (null removes one); sealed, never answered back',
       auth: 'api_key',
       level: 'admin',
       path: WAREHOUSE_REF,
@@ -284,7 +285,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       statuses: {
         200: 'The warehouse',
         404: 'warehouse_not_found',
-        409: 'not_a_rest_catalog',
+        409: 'not_a_rest_catalog (a catalog secret for a SQL-catalog warehouse)',
         503: 'secrets_unavailable: no LHBOX_SECRETS_KEY, or the old secret does not open',
       },
       answers: { 200: WAREHOUSE },
