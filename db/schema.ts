@@ -1,6 +1,31 @@
 // One schema, one migration history (drizzle-kit generates db/migrations from this file).
 import { sql } from 'drizzle-orm'
-import { bigint, bigserial, check, date, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core'
+import {
+  bigint,
+  bigserial,
+  check,
+  customType,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  varchar,
+} from 'drizzle-orm/pg-core'
+import { stringify } from 'lossless-json'
+
+/**
+ * jsonb written without JSON.stringify: a LosslessNumber keeps its digits (jsonb's numeric keeps them
+ * too). Read it as text (`device::text`) and parse it exactly: pg and neon hand jsonb to JSON.parse.
+ */
+const exactJsonb = customType<{ data: unknown; driverData: string }>({
+  dataType: () => 'jsonb',
+  toDriver: (value) => stringify(value) ?? 'null',
+})
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
 
@@ -97,8 +122,9 @@ export const sinks = pgTable(
     lastError: jsonb('last_error'),
     // {rows_total, batches_with_rejects, last_at}, from the roller's reports.
     rejects: jsonb('rejects'),
-    // The device route's settings: {mapping, require, strip} as set and `compiled` (edge/devices/compile.ts).
-    device: jsonb('device'),
+    // The device route's settings: {mapping, require, strip} as set and `compiled` (edge/devices/compile.ts);
+    // a mapping's constants exact (edge/exact-json.ts).
+    device: exactJsonb('device'),
     // A feed the roller runs itself instead of a producer (roller/feeds): {kind: 'sql', query, every_seconds}
     // or {kind: 'files', prefix, every_seconds, pattern}; null for a send sink.
     feed: jsonb('feed'),

@@ -7,6 +7,7 @@
 import type { Context } from 'hono'
 import type { EdgeDb } from '../db/edge.ts'
 import type { AppEnv } from './env.ts'
+import { parseExact } from './exact-json.ts'
 import { timingSafeEqual } from './keys.ts'
 import type { SinkLimits } from './limits/settings.ts'
 
@@ -77,7 +78,7 @@ with sink as (
     rate_limited = u.rate_limited + excluded.rate_limited
 )
 select sink.id, sink.send_key_sha256, sink.bucket, sink.endpoint, sink.region, sink.device_version, sink.project_id, sink.limits,
-       case when $9::text is not null and sink.device_version <> $9 then sink.device end as device,
+       case when $9::text is not null and sink.device_version <> $9 then sink.device::text end as device,
        ins.inserted, ins.state, ins.body_sha256, ins.bytes, ins.rows, ins.rejected, ins.reasons,
        to_char(ins.received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at
 from sink left join ins on true`
@@ -131,7 +132,10 @@ export async function ledgerStatement(db: EdgeDb, b: BatchInput, device?: Device
     projectId: r.project_id,
     limits: r.limits,
   }
-  const settings = device && r.device_version !== device.version ? { version: r.device_version, settings: r.device } : device && { version: r.device_version }
+  const settings =
+    device && r.device_version !== device.version
+      ? { version: r.device_version, settings: r.device === null ? null : parseExact(r.device) }
+      : device && { version: r.device_version }
   if (r.inserted === null) return { sink, batch: null, ...(settings ? { device: settings } : {}) }
   return {
     sink,

@@ -5,7 +5,7 @@
 import * as v from 'valibot'
 import type { EdgeDb } from '../db/edge.ts'
 import { decodeCursor, encodeCursor } from './cursor.ts'
-import { type SinkRow, viewOf } from './sink-view.ts'
+import { type SinkRow, viewOf, viewRow } from './sink-view.ts'
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is refused (Postgres cannot hold it in text)
 const TEXT = v.pipe(v.string(), v.regex(/^[^\u0000]*$/))
@@ -46,7 +46,7 @@ export async function sinkPage(db: EdgeDb, projectId: string, q: SinkPageQuery):
   }
   // One row past the page says whether another follows, so the last page answers a null cursor.
   const chosen = `select * from sinks s where ${where.join(' and ')} order by ${ORDER} limit ${param(q.limit + 1)}`
-  const { rows } = await db.$client.query(`${viewOf(chosen)} order by ${ORDER}`, params)
+  const rows = (await db.$client.query(`${viewOf(chosen)} order by ${ORDER}`, params)).rows.map(viewRow)
   if (rows.length <= q.limit) return { rows, next: null }
   const last = rows[q.limit - 1]
   return { rows: rows.slice(0, q.limit), next: encodeCursor({ name: last.name, created_us: Number(last.created_us), id: last.id }) }

@@ -3,6 +3,7 @@
 // maintenance sweep and the next.
 import { rejectsPrefix } from '../contract/bucket.ts'
 import type { EdgeDb } from '../db/edge.ts'
+import { parseExact } from './exact-json.ts'
 import { iso, LAG } from './ledger-sql.ts'
 
 /**
@@ -12,7 +13,7 @@ import { iso, LAG } from './ledger-sql.ts'
  */
 export const viewOf = (chosen: string) => `
 select s.id, s.name, s.project_id, s.warehouse_id, s.table_namespace, s.table_name, s.state, s.disabled_reason,
-       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.limits, s.device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
+       s.roll_seconds, s.roll_bytes, s.inactivity_seconds, s.key_columns, s.limits, s.device::text as device, s.feed, s.feed_last_run, ${iso('s.feed_next_run_at')} as feed_next_run_at,
        ${iso('s.feed_run_requested_at')} as feed_run_requested_at, s.last_roll, s.last_error, s.rejects, s.dedupe_last, s.maintenance_last,
        ${iso('s.dedupe_requested_at')} as dedupe_requested_at, ${iso('s.created_at')} as created_at, ${iso('s.deleted_at')} as deleted_at,
        case when s.previous_send_key_retires_at > now() and s.previous_send_key_sha256 is not null then ${iso('s.previous_send_key_retires_at')} end as previous_key_retires_at,
@@ -34,6 +35,9 @@ cross join lateral (select max(received_at) as at from batches b where b.sink_id
 
 export type SinkRow = Record<string, any>
 
+/** A row of viewOf as the routes read it: its device settings from their text, numbers exact (a mapping's constants). */
+export const viewRow = (r: SinkRow): SinkRow => ({ ...r, device: r.device === null ? null : parseExact(r.device) })
+
 /** The sink of project $1 named by $2, its id or its name (the live one: a name is reused after a delete). */
 export const SINK_BY_REF = `select * from sinks s where s.project_id = $1 and (s.id = $2 or (s.name = $2 and s.state <> 'deleted'))
     order by s.state = 'deleted', s.created_at desc limit 1`
@@ -41,7 +45,7 @@ export const SINK_BY_REF = `select * from sinks s where s.project_id = $1 and (s
 /** One sink of the project by id, or by name. */
 export async function selectSink(db: EdgeDb, projectId: string, ref: string): Promise<SinkRow | undefined> {
   const { rows } = await db.$client.query(viewOf(SINK_BY_REF), [projectId, ref])
-  return rows[0]
+  return rows[0] && viewRow(rows[0])
 }
 
 export function sinkView(r: SinkRow, apiOrigin: string) {

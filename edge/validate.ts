@@ -1,7 +1,9 @@
 // Request bodies and queries are checked with valibot schemas (the same ones feed /openapi.json).
 import * as v from 'valibot'
 import type { Context } from 'hono'
+import { isLosslessNumber } from 'lossless-json'
 import { ApiError } from './errors.ts'
+import { parseExact } from './exact-json.ts'
 
 /**
  * Text that may reach Postgres (a name looked up, a value stored): anything but U+0000, which Postgres
@@ -10,7 +12,8 @@ import { ApiError } from './errors.ts'
 // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character refused here (Postgres cannot hold it)
 export const text = () => v.pipe(v.string(), v.regex(/^[^\u0000]*$/, 'text may not contain U+0000 (NUL)'))
 
-const isJsonObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x)
+// A LosslessNumber (an exact body's number) is an object to JS, never to JSON.
+const isJsonObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x) && !isLosslessNumber(x)
 
 /**
  * valibot's object and record schemas take an array too (`[]` has no bad member): a schema that must
@@ -30,14 +33,15 @@ export function invalid(issues: v.BaseIssue<unknown>[]): ApiError {
   })
 }
 
-export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
+/** `exact`: numbers a double cannot hold stay exact (LosslessNumber, edge/exact-json.ts) for a schema that keeps them. */
+export async function jsonBody<S extends v.GenericSchema>(c: Context, schema: S, opts: { exact?: boolean } = {}): Promise<v.InferOutput<S>> {
   const type = c.req.header('content-type') ?? ''
   if (!type.toLowerCase().startsWith('application/json')) {
     throw new ApiError(415, 'unsupported_media_type', 'send the body as Content-Type: application/json')
   }
   let body: unknown
   try {
-    body = await c.req.json()
+    body = opts.exact ? parseExact(await c.req.text()) : await c.req.json()
   } catch {
     throw new ApiError(400, 'malformed_json', 'the body is not valid JSON')
   }

@@ -4,6 +4,7 @@
 // needs no catalog call to type a form's strings.
 import { parse as losslessParse } from 'lossless-json'
 import { INGEST_TS } from '../../contract/table.ts'
+import { stringifyLossless } from '../../iceberg/spec/json.ts'
 import { currentSchema, type TableMetadata } from '../../iceberg/spec/metadata.ts'
 import { isPrimitive, parsePrimitive, type IcebergType } from '../../iceberg/spec/types.ts'
 import { valueConverter } from '../../iceberg/spec/values.ts'
@@ -90,9 +91,10 @@ function checkSource(column: string, source: Source, type: IcebergType, formatVe
     throw invalid(`columns.${column}.as: one of "epoch_s", "epoch_ms", "json"`, { column })
   }
   if (keys === 'const') {
-    // Checked as the roller will check it; lossless so a long constant keeps its digits.
-    const value = losslessParse(JSON.stringify(s.const))
-    return need(`the constant ${JSON.stringify(s.const)} does not fit it`, s.const === null || valueConverter(type, formatVersion)(value) !== undefined)
+    // Checked as the roller will check it, on the line the route writes (rows.ts): lossless both ways,
+    // so a long or decimal constant keeps its digits.
+    const line = stringifyLossless(s.const)
+    return need(`the constant ${line} does not fit it`, s.const === null || valueConverter(type, formatVersion)(losslessParse(line)) !== undefined)
   }
   if (keys === 'device' && s.device === true) return need('the device id is a string, which needs a string column', kind === 'string')
   if (keys === 'received' && s.received === true) return need('the received time needs a timestamp or string column', TIMESTAMPS.has(kind) || kind === 'string')

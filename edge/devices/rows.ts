@@ -2,6 +2,7 @@
 // want, strip removes members, and the mapping builds each row from the payload's own bytes
 // (a value a pointer selects is copied as sent; the conversions are epoch → RFC 3339, JSON → text,
 // and a form's strings typed by their column).
+import { stringifyLossless } from '../../iceberg/spec/json.ts'
 import { formatTimestampMicros, formatTimestamptzMicros } from '../../iceberg/spec/temporal.ts'
 import type { Compiled, CompiledColumn } from './compile.ts'
 import { bytesOf, decodeString, parseJson, pointerTokens, select, type JsonNode } from './json-span.ts'
@@ -121,7 +122,7 @@ function columnValue(
 ): string | undefined {
   const s = col.source
   if (typeof s === 'object') {
-    if ('const' in s) return JSON.stringify(s.const)
+    if ('const' in s) return stringifyLossless(s.const) // a LosslessNumber as its digits
     if ('device' in s) return JSON.stringify(ctx.deviceId)
     if ('received' in s) return `"${RECEIVED_PLACEHOLDER}"`
     if ('raw' in s) return JSON.stringify(ctx.raw)

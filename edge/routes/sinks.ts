@@ -22,6 +22,7 @@ import { sinkPage } from '../sink-page.ts'
 import { selectSink, sinkView, type SinkRow } from '../sink-view.ts'
 import { Column, createTable, previewMetadata, tableRequest } from '../table-create.ts'
 import { jsonBody, query, text } from '../validate.ts'
+import { exactAnswer } from '../exact-json.ts'
 import { compileDevice } from '../devices/compile.ts'
 import { DeviceRequire, DeviceStrip, Mapping } from '../devices/schemas.ts'
 import { FilesFeed, SqlFeed, type Feed } from '../../contract/feeds.ts'
@@ -215,7 +216,8 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code ===
 
 export const sinkRoutes = new Hono<AppEnv>()
   .post('/v1/sinks', requireKey('write'), async (c) => {
-    const body = await jsonBody(c, CreateSink)
+    // Exact: a mapping's constants keep their digits (the rest of the body reads as JSON.parse reads it).
+    const body = await jsonBody(c, CreateSink, { exact: true })
     const db = await c.var.db()
     const principal = c.var.principal
     const w = await warehouseByName(db, principal.projectId, body.warehouse)
@@ -282,14 +284,16 @@ export const sinkRoutes = new Hono<AppEnv>()
     const hint = docsHint(table.metadata, `${w.name}.${body.table}`)
     // The send key is answered once; only its SHA-256 is kept. No IAM write, no commit. A feed sink has
     // no producer: its key is never answered, so nothing can send to it.
-    return c.json({ ...sinkView(row, origin(c)), ...(feed ? {} : { send_key: sendKey }), iam_writes: [], ...(hint ? { docs_hint: hint } : {}) }, 201)
+    return exactAnswer(c, { ...sinkView(row, origin(c)), ...(feed ? {} : { send_key: sendKey }), iam_writes: [], ...(hint ? { docs_hint: hint } : {}) }, 201)
   })
   .get('/v1/sinks', requireKey('read'), async (c) => {
-    return c.json(await sinkList(c, query(c, ListSinksQuery)))
+    return exactAnswer(c, await sinkList(c, query(c, ListSinksQuery)), 200)
   })
-  .get('/v1/sinks/:sink', requireKey('read'), async (c) => c.json({ ...sinkView(await findSink(c, c.req.param('sink')), origin(c)), ...switchedOff(c) }))
+  .get('/v1/sinks/:sink', requireKey('read'), async (c) =>
+    exactAnswer(c, { ...sinkView(await findSink(c, c.req.param('sink')), origin(c)), ...switchedOff(c) }, 200),
+  )
   .patch('/v1/sinks/:sink', requireKey('write'), async (c) => {
-    const body = await jsonBody(c, UpdateSink)
+    const body = await jsonBody(c, UpdateSink, { exact: true })
     const row = await findSink(c, c.req.param('sink'))
     if (row.state === 'deleted') throw new ApiError(404, 'sink_not_found', `sink ${row.id} is deleted`)
     const db = await c.var.db()
@@ -329,7 +333,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     if (Object.keys(set).length > 0) await db.update(sinks).set(set).where(eq(sinks.id, row.id))
     // This isolate's (this process's) next send reads the new limits with its statement.
     if (body.limits !== undefined) c.var.limiter.forget(row.id)
-    return c.json(sinkView(await findSink(c, row.id), origin(c)))
+    return exactAnswer(c, sinkView(await findSink(c, row.id), origin(c)), 200)
   })
   // The rows the roller rejected, as it wrote them, the producer's row byte for byte: the body is
   // spliced, never a JSON.parse and stringify of the rows (lossless numbers).

@@ -12,7 +12,7 @@ import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/pytho
 import { holdSink, tickInProcess } from '../support/roller.ts'
 import { warehouseId } from '../support/roller-check.ts'
 import { createTable, database, poll, uid } from '../support/sinks.ts'
-import { call, stack } from '../support/stack.ts'
+import { call, expectError, stack } from '../support/stack.ts'
 
 const HOLDER = `devices-exact-${uid()}`
 const admin = () => stack().adminKey
@@ -79,6 +79,12 @@ describe('a mapping const beyond a double, kept exactly', () => {
     expect(constants(res.text)).toEqual({ big: LONG, amount: DECIMAL })
     const again = await call(`/v1/sinks/${sink.id}`, { key: admin() })
     expect(constants(again.text)).toEqual({ big: LONG, amount: DECIMAL })
+  })
+
+  it('a device_require number a double cannot hold is 400 invalid_request, not rounded (compare with a string)', async () => {
+    const res = await rawJson(`/v1/sinks/${sink.id}`, 'PATCH', `{"device_require": {"/n": ${LONG}}}`)
+    expectError(res, 400, 'invalid_request')
+    expect(constants((await call(`/v1/sinks/${sink.id}`, { key: admin() })).text)).toEqual({ big: LONG, amount: DECIMAL })
   })
 
   it('a device row lands in the table with the exact long and decimal (PyIceberg)', async () => {

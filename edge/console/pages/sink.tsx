@@ -1,5 +1,6 @@
 // A sink: what it is (policy, key, mapping, where to send), how it has rolled over the last day (rows
 // and rejects per roll, lag), its roll history, dedupe and maintenance, and, for a write key, actions.
+import { stringifyLossless } from '../../../iceberg/spec/json.ts'
 import type { sinkView } from '../../sink-view.ts'
 import { Bars } from '../charts.tsx'
 import type { RollBins, RollEvent } from '../data.ts'
@@ -29,7 +30,7 @@ function sweepText(m: SinkView['maintenance'], now: number): string {
   return done + next
 }
 
-const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.stringify(v))
+const json = (v: unknown) => (v === null || v === undefined ? '—' : stringifyLossless(v)) // a mapping's constants exact
 
 /** The sink's own rate limits; what is not set falls to the deployment's defaults. */
 function limitsText(l: SinkView['limits']): string {

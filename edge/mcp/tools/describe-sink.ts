@@ -3,6 +3,7 @@
 // a valid row is, and a ready example to send.
 import * as v from 'valibot'
 import { INGEST_TS } from '../../../contract/table.ts'
+import { stringifyLossless } from '../../../iceberg/spec/json.ts'
 import { currentSchema, defaultSpec } from '../../../iceberg/spec/metadata.ts'
 import { warehouseByName } from '../../catalogs.ts'
 import { findSink, loadSinkTable, origin, SINK_REF, switchedOff } from '../../routes/sinks.ts'
@@ -28,7 +29,8 @@ export const describeSink = tool({
     const stamped = currentSchema(meta).fields.some((f) => f.name === INGEST_TS)
     const example = exampleRow(fields)
     const hint = docsHint(meta, `${w.name}.${view.table}`)
-    return JSON.stringify({
+    // Lossless: a mapping's constants keep their digits.
+    return stringifyLossless({
       sink: view,
       table: {
         name: `${w.name}.${view.table}`,
