@@ -13,7 +13,8 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrateTo } from '../../db/migrate.ts'
-import { keyRing, open } from '../../db/sealed.ts'
+import { storeReadKeyBinding } from '../../db/catalog-secret.ts'
+import { keyRing, open, seal } from '../../db/sealed.ts'
 import { newSecretsKey } from '../../dev/stack.ts'
 import { startRestCatalog, type RestCatalogServer } from '../../dev/rest-catalog.ts'
 import { freePorts } from '../support/ports.ts'
@@ -227,12 +228,18 @@ describe('per-warehouse REST catalog secrets', { timeout: 120_000 }, () => {
         expect(first.catalog).toEqual({ type: 'rest', uri: 'http://c', auth: 'bearer' })
         expect(first.catalog_secret).toMatch(/^v1\.k1\./)
         expect(await migrateTo(url, k1)).toEqual({ sealed: 0, unsealed: 0 })
+        // A read-only store key pair (the Iceberg REST catalog vends it) sealed under k1 as the edge seals it.
+        const pair = JSON.stringify({ access_key_id: 'ro', secret_access_key: 'ro-secret' })
+        const sealedPair = await seal((await keyRing(k1))!, pair, storeReadKeyBinding('wh_r'))
+        await other.query(`update warehouses set store_read_key = $1 where id = 'wh_r'`, [sealedPair])
 
         const k2 = newSecretsKey('k2')
-        expect(await migrateTo(url, `${k2},${k1}`)).toEqual({ sealed: 1, unsealed: 0 })
-        const second = (await other.query(`select catalog_secret from warehouses where id = 'wh_r'`)).rows[0]
+        expect(await migrateTo(url, `${k2},${k1}`)).toEqual({ sealed: 2, unsealed: 0 })
+        const second = (await other.query(`select catalog_secret, store_read_key from warehouses where id = 'wh_r'`)).rows[0]
         expect(second.catalog_secret).toMatch(/^v1\.k2\./)
         expect(JSON.parse(await open((await keyRing(k2))!, second.catalog_secret, 'wh_r'))).toEqual({ token: 'clear-token' })
+        expect(second.store_read_key).toMatch(/^v1\.k2\./)
+        expect(await open((await keyRing(k2))!, second.store_read_key, storeReadKeyBinding('wh_r'))).toBe(pair)
       } finally {
         await other.end()
       }
