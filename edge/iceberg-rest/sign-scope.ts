@@ -2,7 +2,7 @@
 // against a table's location before the store's identity signs it. Pure, so that every refusal is
 // unit-tested: the object must lie under the table's location in the table's bucket, reached at the
 // warehouse's own endpoint; a read key only reads. Anything else, or anything unclear (a dot segment,
-// an encoded slash, a copy from elsewhere, a bucket-wide request), is refused.
+// an encoded slash, a copy from elsewhere, an ACL, a bucket-wide request), is refused.
 
 export type Access = 'read' | 'write'
 
@@ -56,9 +56,11 @@ export function checkSignRequest(scope: SignScope, method: string, uri: string, 
   const m = method.toUpperCase()
   if (!READS.has(m) && !WRITES.has(m)) throw new SignRefused(`${method} is not an S3 request this signer signs`)
   if (!READS.has(m) && scope.access === 'read') throw new SignRefused(`a read key signs only GET and HEAD, not ${m}`)
-  for (const name of Object.keys(headers)) {
+  for (const name of Object.keys(headers).map((h) => h.toLowerCase())) {
     // A copy reads another object, possibly of another table: the source is not checked, so never signed.
-    if (name.toLowerCase().startsWith('x-amz-copy-source')) throw new SignRefused('copies are not signed')
+    if (name.startsWith('x-amz-copy-source')) throw new SignRefused('copies are not signed')
+    // An ACL could open an object to anyone: table files keep the bucket's own.
+    if (name === 'x-amz-acl' || name.startsWith('x-amz-grant-')) throw new SignRefused('ACLs are not signed')
   }
   const table = locationScope(scope.location)
   if (!table) throw new SignRefused(`the table's location ${scope.location} is not in S3`)

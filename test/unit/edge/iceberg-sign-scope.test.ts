@@ -49,6 +49,9 @@ describe('checkSignRequest', () => {
     expect(check('write', 'POST', `${STORE}/lake?delete`)).toThrow(/bucket itself/)
     expect(check('write', 'PUT', `${T}/data/f?acl`)).toThrow(/query/)
     expect(check('write', 'PUT', `${T}/data/f`, { 'x-amz-copy-source': ['lake/wh/ns/other/data/f'] })).toThrow(/copies/)
+    expect(check('write', 'PUT', `${T}/data/f`, { 'X-Amz-Acl': ['public-read'] })).toThrow(/ACL/)
+    expect(check('write', 'PUT', `${T}/data/f`, { 'x-amz-grant-read': ['uri=http://acs.amazonaws.com/groups/global/AllUsers'] })).toThrow(/ACL/)
+    expect(check('write', 'PUT', `${T}/data/f`, { 'x-amz-checksum-crc32': ['AAAAAA=='], 'content-md5': ['x'] })).not.toThrow()
     expect(check('write', 'GET', 'file:///etc/passwd')).toThrow()
   })
 
