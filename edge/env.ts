@@ -30,6 +30,13 @@ export interface Env extends LimitsEnv {
   AL_SINKS_ENABLED?: string
   /** Where DuckDB's parser checks a scheduled SQL sink's query: the roller's POST /sql/check. Unset: each run checks it. */
   LHBOX_SQL_CHECK_URL?: string
+  /**
+   * "true": the Iceberg REST catalog vends the edge's own store keys (S3_ACCESS_KEY_ID) to write keys that
+   * ask (X-Iceberg-Access-Delegation: vended-credentials). Those keys reach the whole bucket, every
+   * project's files in it: only for a deployment whose bucket holds one tenant. Unset: remote signing
+   * (scoped to the table), or the warehouse's read-only pair.
+   */
+  LHBOX_VEND_STORE_KEYS?: string
 }
 
 /** Who called a /v1 route: an API key of one project, at its level (auth.ts sets it). */

@@ -25,6 +25,7 @@ const OPTIONAL = [
   'LHBOX_SINK_BYTES_PER_SECOND',
   'LHBOX_PROJECT_REQUESTS_PER_SECOND',
   'LHBOX_PROJECT_BYTES_PER_SECOND',
+  'LHBOX_VEND_STORE_KEYS',
 ] as const
 
 /** The bindings from the environment; an error naming every one that is missing. */

@@ -5,8 +5,10 @@
 //   (PyIceberg's S3V4RestSigner), the sign endpoint of this table (sign.ts) and a catalog token of the
 //   caller's level to call it with. The signer signs only this table's objects, and for a read key only reads.
 // - Vended credentials, when the client asks (X-Iceberg-Access-Delegation: vended-credentials): a write
-//   key receives the store keys the edge itself uses; a read key the warehouse's read-only pair when it
-//   has one, and otherwise no keys at all (remote signing only): a read key never receives keys that write.
+//   key receives the store keys the edge itself uses only where the operator allows it
+//   (LHBOX_VEND_STORE_KEYS=true: they reach the whole bucket, every project's files in it); otherwise,
+//   as a read key, the warehouse's read-only pair when it has one, and else no keys at all (remote
+//   signing only): a read key never receives keys that write.
 import type { Context } from 'hono'
 import { openStoreReadKey, type StoreKeyPair, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
@@ -39,9 +41,9 @@ export function accessTag(c: Context<AppEnv>): string {
   return `${p.keyId}:${p.level}:${wantsVended(c)}:${Math.floor(Date.now() / (TOKEN_SECONDS * 500))}`
 }
 
-/** The keys this caller may receive for the warehouse's store; null: none (a read key, no read-only pair). */
+/** The keys this caller may receive for the warehouse's store; null: none (no read-only pair, and no store keys vended here). */
 async function vendedKeys(c: Context<AppEnv>, w: WarehouseRow): Promise<StoreKeyPair | null> {
-  if (levelAtLeast(c.var.principal.level, 'write')) {
+  if (levelAtLeast(c.var.principal.level, 'write') && c.env.LHBOX_VEND_STORE_KEYS === 'true') {
     return { access_key_id: c.env.S3_ACCESS_KEY_ID, secret_access_key: c.env.S3_SECRET_ACCESS_KEY }
   }
   return openStoreReadKey(c.env, w)

@@ -5,6 +5,7 @@
 // no keys at all for a read key when the warehouse has no such pair.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { append, ctx, deleteCatalogSinks, duck, expectModel, py, rest, SCHEMA, setupCatalogProjects, signed } from '../support/iceberg-rest.ts'
+import { startEdge } from '../support/edge.ts'
 import { ensurePyicebergS3fs } from '../support/python.ts'
 import { database } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
@@ -148,6 +149,21 @@ describe('vended credentials', () => {
     // A write key still receives the store's own; without the header nobody receives keys.
     expect((await rest(tablePath('events'), { key: ctx.writeKey, headers: VENDED })).body.config['s3.access-key-id']).toBe(stack().s3.accessKeyId)
     expect((await rest(tablePath('events'), { key: ctx.readKey })).body.config['s3.access-key-id']).toBeUndefined()
+
+    // An edge not allowed to vend its own store keys (LHBOX_VEND_STORE_KEYS unset, the default): a write
+    // key receives the read-only pair, as a read key, and with no pair nothing (it writes by signing).
+    const edge = await startEdge('node', { LHBOX_VEND_STORE_KEYS: '' })
+    try {
+      const noStoreKeys = await call(`/iceberg/v1${tablePath('events')}`, { base: edge.url, key: ctx.writeKey, headers: VENDED })
+      expect(noStoreKeys.body.config).toMatchObject(ro)
+      expect(noStoreKeys.text).not.toContain(stack().s3.secretAccessKey)
+      await call(`/v1/warehouses/${ctx.project.warehouse}`, { method: 'PATCH', key: ctx.project.key, json: { store_read_key: null } })
+      const none = await call(`/iceberg/v1${tablePath('events')}`, { base: edge.url, key: ctx.writeKey, headers: VENDED })
+      expect(none.body.config['s3.access-key-id']).toBeUndefined()
+      expect(none.body.config['s3.signer.endpoint']).toContain('/tables/events/sign')
+    } finally {
+      await edge.stop()
+    }
 
     // Removed: the read key is back to signing only.
     await call(`/v1/warehouses/${ctx.project.warehouse}`, { method: 'PATCH', key: ctx.project.key, json: { store_read_key: null } })
