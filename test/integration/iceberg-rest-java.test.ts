@@ -1,9 +1,9 @@
-// Apache Iceberg Java (1.10, dev/rest-catalog.ts's version) on the edge's REST catalog (issue 28):
+// Apache Iceberg Java 1.12 (test/support/iceberg-java.ts) on the edge's REST catalog (issue 28):
 // RESTCatalog with an OAuth2 client-credentials exchange lists, loads and scans with IcebergGenerics a
 // table the roller wrote (test/java/lhbox/RestScan.java), row for row what PyIceberg's RestCatalog
 // reads, long extremes, decimals and timestamps exact; a write key appends once (RestAppend.java), a
 // read key's append is refused; both with no store keys, through remote signing. And Apache Iceberg's own catalog test suite,
-// the REST compatibility kit (CatalogTests), run against the edge with a write key on a warehouse of
+// the REST compatibility kit (CatalogTests, at 1.10.0: 1.12.0's tests jars are not on Maven Central), run against the edge with a write key on a warehouse of
 // its own: at least KIT_PASSED of its tests pass (README, "The Iceberg REST catalog" says why the
 // others fail or are skipped), so a regression fails here. The kit's JVM starts in beforeAll and runs
 // beside the others: it takes most of this file's time.

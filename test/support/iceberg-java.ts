@@ -1,8 +1,8 @@
-// Apache Iceberg Java against the edge's REST catalog (issue 28): the jars of Iceberg's RESTCatalog,
-// its generic reader, and its own catalog test suite (CatalogTests in iceberg-core's tests jar, the
-// REST compatibility kit in iceberg-open-api's tests jar) with the JUnit console launcher, fetched by
-// dev/maven.ts at the version of the Apache REST fixture (dev/rest-catalog.ts); our Java sources in
-// test/java compiled with javac into ~/.cache/lhbox/iceberg-java-classes/<hash of the sources>.
+// Apache Iceberg Java against the edge's REST catalog (issue 28): the jars of Iceberg 1.12's
+// RESTCatalog, S3FileIO and generic Parquet reader and writer, fetched by dev/maven.ts into
+// ~/.cache/lhbox/iceberg-java/<version>/lib; our Java sources in test/java compiled with javac into
+// ~/.cache/lhbox/iceberg-java-classes/<hash of the pom and the sources>. The compatibility kit has
+// jars of its own version (test/support/iceberg-rck.ts) and shares only the JVM runner here.
 import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs'
@@ -10,36 +10,32 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { dep, excl, mavenJars, pomOf } from '../../dev/maven.ts'
-import { HADOOP_EXCLUSIONS, REST_CATALOG_VERSION } from '../../dev/rest-catalog.ts'
+import { HADOOP_EXCLUSIONS } from '../../dev/rest-catalog.ts'
 import { CACHE_DIR } from '../../dev/s3.ts'
 
 const run = promisify(execFile)
 
-/** A JDK's tool: JAVA_HOME's when set (the machine's default Java otherwise). */
+/** The Iceberg Java release the engine side runs (the issue asks for 1.12's RESTCatalog). */
+const ICEBERG_JAVA_VERSION = '1.12.0'
+
+/** A JDK's tool: JAVA_HOME's when set (the machine's default Java otherwise; 1.12's jars need 17). */
 const jdk = (tool: 'java' | 'javac') => (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', tool) : tool)
 
-const ice = (artifact: string, extra = '') => dep('org.apache.iceberg', artifact, REST_CATALOG_VERSION, extra)
+const ice = (artifact: string) => dep('org.apache.iceberg', artifact, ICEBERG_JAVA_VERSION)
 const alone = `<exclusions>${excl('*')}</exclusions>`
 
-// Test-side versions are those of Iceberg 1.10.0's gradle/libs.versions.toml (junit 5.13.4, platform
-// 1.13.4, assertj 3.27.4); the console launcher's standalone jar holds Jupiter and the platform.
-const POM = pomOf('iceberg-java', REST_CATALOG_VERSION, [
+// Other versions follow apache/iceberg's gradle/libs.versions.toml at 1.12 (hadoop 3.4.3, slf4j 2.0.18).
+const POM = pomOf('iceberg-java', ICEBERG_JAVA_VERSION, [
   ice('iceberg-core'),
   ice('iceberg-data'),
   ice('iceberg-parquet'),
   ice('iceberg-aws'),
   ice('iceberg-aws-bundle'),
-  ice('iceberg-core', `<classifier>tests</classifier>${alone}`),
-  ice('iceberg-api', `<classifier>tests</classifier>${alone}`),
-  ice('iceberg-open-api', `<classifier>test-fixtures</classifier>${alone}`),
-  ice('iceberg-open-api', `<classifier>tests</classifier>${alone}`),
-  dep('org.apache.hadoop', 'hadoop-common', '3.4.1', `<exclusions>${HADOOP_EXCLUSIONS}</exclusions>`),
+  dep('org.apache.hadoop', 'hadoop-common', '3.4.3', `<exclusions>${HADOOP_EXCLUSIONS}</exclusions>`),
   // Parquet's read options name FileInputFormat (the reader never uses it): that one jar, alone.
-  dep('org.apache.hadoop', 'hadoop-mapreduce-client-core', '3.4.1', alone),
-  dep('org.junit.platform', 'junit-platform-console-standalone', '1.13.4'),
-  dep('org.assertj', 'assertj-core', '3.27.4'),
-  dep('org.slf4j', 'slf4j-api', '2.0.17'),
-  dep('org.slf4j', 'slf4j-simple', '2.0.17'),
+  dep('org.apache.hadoop', 'hadoop-mapreduce-client-core', '3.4.3', alone),
+  dep('org.slf4j', 'slf4j-api', '2.0.18'),
+  dep('org.slf4j', 'slf4j-simple', '2.0.18'),
 ])
 
 const SOURCES = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'java')
@@ -62,7 +58,7 @@ function javaClasspath(): Promise<string> {
 }
 
 async function build(): Promise<string> {
-  const lib = await mavenJars('iceberg-java', REST_CATALOG_VERSION, POM)
+  const lib = await mavenJars('iceberg-java', ICEBERG_JAVA_VERSION, POM)
   const files = javaFiles(SOURCES).sort()
   const hash = createHash('sha256')
   hash.update(POM)
@@ -92,13 +88,19 @@ export interface JavaRun {
   ms: number
 }
 
-/** Runs `main` (a class of test/java or of the jars) in one JVM; `-D` properties first. */
-export async function runJava(
-  main: string,
-  args: string[],
-  opts: { props?: Record<string, string>; env?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<JavaRun> {
-  const classpath = await javaClasspath()
+export interface JavaOptions {
+  props?: Record<string, string>
+  env?: Record<string, string>
+  timeoutMs?: number
+}
+
+/** Runs `main` (a class of test/java or of the 1.12 jars) in one JVM; `-D` properties first. */
+export async function runJava(main: string, args: string[], opts: JavaOptions = {}): Promise<JavaRun> {
+  return runJvm(await javaClasspath(), main, args, opts)
+}
+
+/** Runs `main` on `classpath` in one JVM. */
+export function runJvm(classpath: string, main: string, args: string[], opts: JavaOptions = {}): Promise<JavaRun> {
   const props = Object.entries(opts.props ?? {}).map(([k, v]) => `-D${k}=${v}`)
   // A small heap and the client compiler: these runs are short, and the box is shared.
   const jvm = ['-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn']

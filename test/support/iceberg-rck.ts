@@ -3,12 +3,40 @@
 // Platform console launcher, all in one JVM. Configured as apache/iceberg's open-api module reads it
 // (RCKUtils, RESTServerExtension): rck.local=false (no local server); catalog properties from the
 // system properties (uri, warehouse, credential, s3.*); rck.* switches read from those properties.
+// The kit's jars are those of Iceberg 1.10.0 (REST_CATALOG_VERSION, the Apache REST fixture's), not
+// 1.12.0's as the engine side (iceberg-java.ts): 1.12.0 publishes neither iceberg-core's tests jar
+// nor iceberg-open-api on Maven Central. Fetched into ~/.cache/lhbox/iceberg-rck/<version>/lib.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runJava } from './iceberg-java.ts'
+import { dep, excl, mavenJars, pomOf } from '../../dev/maven.ts'
+import { HADOOP_EXCLUSIONS, REST_CATALOG_VERSION } from '../../dev/rest-catalog.ts'
+import { runJvm } from './iceberg-java.ts'
 
 const KIT = 'org.apache.iceberg.rest.RESTCompatibilityKitCatalogTests'
+
+const ice = (artifact: string, extra = '') => dep('org.apache.iceberg', artifact, REST_CATALOG_VERSION, extra)
+const alone = `<exclusions>${excl('*')}</exclusions>`
+
+// Test-side versions are those of Iceberg 1.10.0's gradle/libs.versions.toml (junit 5.13.4, platform
+// 1.13.4, assertj 3.27.4); the console launcher's standalone jar holds Jupiter and the platform.
+const POM = pomOf('iceberg-rck', REST_CATALOG_VERSION, [
+  ice('iceberg-core'),
+  ice('iceberg-data'),
+  ice('iceberg-parquet'),
+  ice('iceberg-aws'),
+  ice('iceberg-aws-bundle'),
+  ice('iceberg-core', `<classifier>tests</classifier>${alone}`),
+  ice('iceberg-api', `<classifier>tests</classifier>${alone}`),
+  ice('iceberg-open-api', `<classifier>test-fixtures</classifier>${alone}`),
+  ice('iceberg-open-api', `<classifier>tests</classifier>${alone}`),
+  dep('org.apache.hadoop', 'hadoop-common', '3.4.1', `<exclusions>${HADOOP_EXCLUSIONS}</exclusions>`),
+  dep('org.apache.hadoop', 'hadoop-mapreduce-client-core', '3.4.1', alone),
+  dep('org.junit.platform', 'junit-platform-console-standalone', '1.13.4'),
+  dep('org.assertj', 'assertj-core', '3.27.4'),
+  dep('org.slf4j', 'slf4j-api', '2.0.17'),
+  dep('org.slf4j', 'slf4j-simple', '2.0.17'),
+])
 
 export interface KitResult {
   /** The console launcher's summary counts: found, successful, failed, aborted (an assumption not met), skipped. */
@@ -30,7 +58,9 @@ const xmlText = (s: string) =>
 export async function runCompatibilityKit(catalog: Record<string, string>, rck: Record<string, string> = {}): Promise<KitResult> {
   const reports = mkdtempSync(join(tmpdir(), 'lhbox-rck-'))
   try {
-    const run = await runJava(
+    const lib = await mavenJars('iceberg-rck', REST_CATALOG_VERSION, POM)
+    const run = await runJvm(
+      join(lib, '*'),
       'org.junit.platform.console.ConsoleLauncher',
       ['execute', '--select-class', KIT, '--disable-banner', '--details=summary', `--reports-dir=${reports}`],
       { props: { 'rck.local': 'false', ...rck, ...catalog }, timeoutMs: 10 * 60_000 },
