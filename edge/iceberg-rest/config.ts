@@ -22,6 +22,7 @@ const ENDPOINTS = [
   `POST ${P}/namespaces/{namespace}/properties`,
   `GET ${P}/namespaces/{namespace}/tables`,
   `POST ${P}/namespaces/{namespace}/tables`,
+  `POST ${P}/namespaces/{namespace}/register`,
   `GET ${P}/namespaces/{namespace}/tables/{table}`,
   `HEAD ${P}/namespaces/{namespace}/tables/{table}`,
   `POST ${P}/namespaces/{namespace}/tables/{table}`,

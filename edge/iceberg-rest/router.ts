@@ -9,6 +9,7 @@ import { config } from './config.ts'
 import { errorModel, IcebergError, icebergFailure } from './errors.ts'
 import { idempotent } from './idempotency.ts'
 import { oauthToken } from './oauth.ts'
+import { registerTable } from './register.ts'
 import { signRequest } from './sign.ts'
 import { loadCredentials } from './credentials.ts'
 import { createNamespace, dropNamespace, listNamespaces, loadNamespace, updateNamespaceProperties } from './namespaces.ts'
@@ -28,6 +29,7 @@ const routes = new Hono<AppEnv>()
   .post(`${NS}/properties`, updateNamespaceProperties)
   .get(`${NS}/tables`, listTables)
   .post(`${NS}/tables`, createTable)
+  .post(`${NS}/register`, registerTable)
   .get(`${NS}/tables/:table`, loadTable)
   .post(`${NS}/tables/:table`, commitTable)
   .delete(`${NS}/tables/:table`, dropTable)

@@ -191,6 +191,13 @@ export const CommitTransactionRequest = v.object({
 
 export const RenameTableRequest = v.object({ source: TableIdentifierJson, destination: TableIdentifierJson })
 
+/** register: a table named at a metadata file already written; overwrite replaces a table of that name. */
+export const RegisterTableRequest = v.object({
+  name: Name,
+  'metadata-location': Location,
+  overwrite: v.optional(v.boolean(), false),
+})
+
 /** The parsed commit in the catalog's own vocabulary (the shapes above are checked member by member). */
 export function commitOf(body: v.InferOutput<typeof CommitTableRequest>): { requirements: TableRequirement[]; updates: TableUpdate[] } {
   return { requirements: body.requirements as TableRequirement[], updates: body.updates as unknown as TableUpdate[] }

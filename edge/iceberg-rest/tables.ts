@@ -32,15 +32,19 @@ export function tableParam(c: Context<AppEnv>): TableIdentifier {
   return { namespace: namespaceParam(c.req.param('namespace')), name }
 }
 
-/** A location the client chose must lie in the warehouse: tables of one warehouse never reach into another's files. */
-function checkLocation(catalog: SqlCatalog, location: string): void {
-  if (!location.replace(/\/+$/, '').startsWith(`${catalog.warehouseLocation}/`)) {
+/**
+ * A location the client chose must lie in the warehouse: tables of one warehouse never reach into
+ * another's files. A . or .. segment is refused too (an HTTP client may resolve it out of the prefix).
+ */
+export function checkLocation(catalog: SqlCatalog, location: string): void {
+  const path = location.replace(/\/+$/, '')
+  if (!path.startsWith(`${catalog.warehouseLocation}/`) || /\/\.\.?(\/|$)/.test(path)) {
     throw badRequest(`location ${location} is outside the warehouse (${catalog.warehouseLocation}/…)`)
   }
 }
 
 /** Table metadata an engine may commit: known column types for its format version, partitions that fit their columns. */
-function checkMetadata(m: TableMetadata): void {
+export function checkMetadata(m: TableMetadata): void {
   const formatVersion = m['format-version'] === 3 ? 3 : 2
   for (const schema of m.schemas) {
     const problem = schemaProblem(schema.fields as NestedField[], formatVersion)
@@ -64,7 +68,7 @@ function checkUpdates(catalog: SqlCatalog, updates: TableUpdate[]): void {
 }
 
 /** A table with a live sink is the sink's: dropping or renaming it would leave the sink writing nowhere. */
-async function refuseIfSink(c: Context<AppEnv>, catalog: SqlCatalog, id: TableIdentifier, what: string): Promise<void> {
+export async function refuseIfSink(c: Context<AppEnv>, catalog: SqlCatalog, id: TableIdentifier, what: string): Promise<void> {
   const db = await c.var.db()
   const [sink] = await db
     .select({ id: sinks.id, name: sinks.name })
@@ -76,7 +80,7 @@ async function refuseIfSink(c: Context<AppEnv>, catalog: SqlCatalog, id: TableId
 }
 
 /** LoadTableResult: the metadata, and how the caller reaches the table's files (storage-access.ts). */
-async function loadResult(c: Context<AppEnv>, w: WarehouseRow, t: LoadedTable, metadata = t.metadata) {
+export async function loadResult(c: Context<AppEnv>, w: WarehouseRow, t: LoadedTable, metadata = t.metadata) {
   return { 'metadata-location': t.metadataLocation, metadata, ...(await storageAccess(c, w, t.identifier, metadata.location)) }
 }
 

@@ -1,11 +1,11 @@
 // The SQL catalog in Postgres: PyIceberg's SqlCatalog / Java's JdbcCatalog tables, so both open our
 // tables with no server. A commit writes metadata/<n>-<uuid>.metadata.json, then compare-and-swaps
 // the row's metadata_location (0 rows → the current metadata decides: CommitConflict, or again on it).
-import type { FileIO } from '../io/file-io.ts'
+import { FileNotFound, type FileIO } from '../io/file-io.ts'
 import type { MetadataCache } from './metadata-cache.ts'
 import { SqlNamespaces, type SqlExecutor } from './sql-namespaces.ts'
 import { metadataFromUpdates } from '../spec/from-updates.ts'
-import { newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../spec/metadata.ts'
+import { MetadataError, newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../spec/metadata.ts'
 import { applyUpdates, requirementFailure, type TableRequirement, type TableUpdate } from '../spec/updates.ts'
 import {
   CommitConflict,
@@ -160,6 +160,50 @@ export class SqlCatalog implements Catalog {
     }
     this.opts.cache?.set(metadataLocation, metadata)
     return { identifier, metadataLocation, metadata, io: this.opts.io }
+  }
+
+  /**
+   * The table metadata in a file written before (a table to register), read losslessly. MetadataError
+   * when there is no file or it is not Iceberg table metadata; the store's own failures pass through.
+   * Always read from the store: a file someone asks to register may have been written over since.
+   */
+  async readMetadata(location: string): Promise<TableMetadata> {
+    let bytes: Uint8Array
+    try {
+      bytes = await this.opts.io.read(location)
+    } catch (err) {
+      if (err instanceof FileNotFound) throw new MetadataError(`no metadata file at ${location}`)
+      throw err
+    }
+    let metadata: TableMetadata
+    try {
+      metadata = parseMetadata(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+    } catch (err) {
+      throw new MetadataError(`${location} is not Iceberg table metadata: ${(err as Error).message}`)
+    }
+    return metadata
+  }
+
+  /**
+   * Registers a table at `metadataLocation`, whose `metadata` the caller read with readMetadata and
+   * checked (JdbcCatalog's registerTable: the row names the file as it is, nothing is copied).
+   * NoSuchNamespace; TableAlreadyExists unless `overwrite`, which points the table's row at the file
+   * (its previous location kept as previous_metadata_location).
+   */
+  async registerTable(id: TableIdentifier, metadataLocation: string, metadata: TableMetadata, overwrite = false): Promise<LoadedTable> {
+    if (!(await this.namespaces.exists(id.namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${ns(id.namespace)}`)
+    const replace = overwrite
+      ? `do update set metadata_location = excluded.metadata_location, previous_metadata_location = iceberg_tables.metadata_location
+         where iceberg_tables.iceberg_type = 'TABLE' or iceberg_tables.iceberg_type is null`
+      : 'do nothing'
+    const res = await this.opts.sql.query(
+      `insert into iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type)
+       values ($1, $2, $3, $4, null, 'TABLE') on conflict (catalog_name, table_namespace, table_name) ${replace}`,
+      [this.name, ns(id.namespace), id.name, metadataLocation],
+    )
+    if (res.rowCount !== 1) throw new TableAlreadyExists(`Table already exists: ${ns(id.namespace)}.${id.name}`)
+    this.opts.cache?.set(metadataLocation, metadata)
+    return { identifier: id, metadataLocation, metadata, io: this.opts.io }
   }
 
   /** Removes the table from the catalog; its files stay (they are the store's, as in PyIceberg's SqlCatalog). NoSuchTable when absent. */

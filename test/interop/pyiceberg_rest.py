@@ -17,6 +17,8 @@ ops:
                                           (PyIceberg retries a failed commit commit.retry.num-retries times)
   rename NS.T NS.T2
   drop NS.T
+  register NS.T LOCATION [--overwrite]    register_table at a metadata file; answers its metadata location,
+                                          current snapshot and properties
 
 Prints {"result": ...} or, when PyIceberg raised, {"error": {"type": <exception class>, "message"}}.
 """
@@ -86,6 +88,9 @@ def run(a: argparse.Namespace):
     if op == "drop":
         catalog.drop_table(a.args[0])
         return None
+    if op == "register":
+        table = catalog.register_table(a.args[0], a.args[1], overwrite=a.overwrite)
+        return {"metadata_location": table.metadata_location, "snapshot_id": table.metadata.current_snapshot_id, "properties": table.properties}
     raise SystemExit(f"unknown op {op}")
 
 
@@ -97,6 +102,7 @@ def main() -> None:
     p.add_argument("--schema")
     p.add_argument("--format-version", default="2")
     p.add_argument("--stage", action="store_true")
+    p.add_argument("--overwrite", action="store_true")
     p.add_argument("--property", action="append", default=[])
     p.add_argument("--remove", action="append", default=[])
     a = p.parse_args()
