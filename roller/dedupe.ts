@@ -9,7 +9,6 @@ import { DEDUPE_SUMMARY } from '../contract/summary.ts'
 import { INGEST_TS } from '../contract/table.ts'
 import { CommitConflict, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
 import { currentSchema, currentSnapshot, defaultSpec, type TableMetadata } from '../iceberg/spec/metadata.ts'
-import type { Compression } from '../iceberg/parquet/data-file.ts'
 import { readDataFile } from '../iceberg/parquet/read-rows.ts'
 import { dropRows } from '../iceberg/parquet/drop-rows.ts'
 import { readColumnGroups } from '../iceberg/parquet/read-columns.ts'
@@ -19,14 +18,14 @@ import { assertUnmoved, PlanStale, transact, type RetryPolicy, type TransactOpti
 import type { Row } from '../iceberg/spec/types.ts'
 import type { SinkView } from './api.ts'
 import { keyOf, upsertProblem } from './upsert.ts'
-import { PartitionedWriter, uploadDataFiles } from '../iceberg/writer/partitioned.ts'
+import { PartitionedWriter, uploadDataFiles, type WriterCodecs } from '../iceberg/writer/partitioned.ts'
 
 const DEDUPE_MAX_BYTES = 1024 * 1024 * 1024
 const DEDUPE_MAX_ROWS = 10_000_000
 
 export interface DedupeOptions {
   rollId: string
-  compression: Compression
+  compression: WriterCodecs
   maxBytes?: number
   maxRows?: number
   retry?: RetryPolicy

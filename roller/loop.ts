@@ -1,5 +1,5 @@
 // Ticks: lease due sinks as roll slots free up, roll them side by side, and keep going whatever one sink does.
-import { loadZstd } from '../iceberg/parquet/zstd.ts'
+import { loadPageCodecs } from '../iceberg/parquet/codecs-node.ts'
 import { CatalogUnauthorized } from '../iceberg/catalog/index.ts'
 import { S3Error } from '../iceberg/io/s3.ts'
 import { EdgeApi, type RollReport, type SinkList, type SinkView } from './api.ts'
@@ -46,7 +46,7 @@ const SLOW_LEASE_MS = 500
 export function createRoller(config: RollerConfig, log: Logger, metrics: RollerMetrics, checkpoint: (name: string) => void | Promise<void>): Roller {
   const api = new EdgeApi(config)
   const warehouses = new Warehouses(config, log)
-  const compression = loadZstd()
+  const compression = loadPageCodecs()
   const onRetry = () => metrics.commitRetries.inc()
   const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
   const slots = new RollSlots(config.concurrency)

@@ -9,7 +9,6 @@ import { CommitAbandoned, commitWithRetry, type RetryPolicy, type TransactOption
 import { appendFiles } from '../iceberg/transaction/merge-append.ts'
 import type { Bucket } from '../iceberg/io/s3.ts'
 import { currentSchema, type TableMetadata } from '../iceberg/spec/metadata.ts'
-import type { Compression } from '../iceberg/parquet/data-file.ts'
 import type { TableUpdate } from '../iceberg/spec/updates.ts'
 import type { RollReport, SinkView } from './api.ts'
 import { EndTick, listIntake, markerBody, receivedMicros, type IntakeObject } from './intake.ts'
@@ -20,7 +19,7 @@ import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type PendingBatch } from
 import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
 import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
-import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile } from '../iceberg/writer/partitioned.ts'
+import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile, type WriterCodecs } from '../iceberg/writer/partitioned.ts'
 
 const MAX_BATCHES = 1000
 /**
@@ -35,7 +34,8 @@ export interface RollContext {
   rollerId: string
   catalog: Catalog
   bucket: Bucket
-  compression: Compression
+  /** Page codecs, each table's chosen by its write.parquet.compression-codec and -level (codecs.ts). */
+  compression: WriterCodecs
   /** Threads that scan the batches; none: they are scanned on this thread. */
   scanPool?: ScanPool | null
   retry?: RetryPolicy

@@ -16,7 +16,7 @@ import { prepareReplace, type PreparedReplace } from '../iceberg/transaction/rep
 import { dataSequenceNumber, readLiveFiles, type LiveEntry } from '../iceberg/read/live-files.ts'
 import { parsePrimitive, type Row, type Schema, type Value } from '../iceberg/spec/types.ts'
 import { EndTick } from './intake.ts'
-import { PartitionedWriter, uploadDataFiles, type EncodedFile } from '../iceberg/writer/partitioned.ts'
+import { PartitionedWriter, uploadDataFiles, type EncodedFile, type WriterCodecs } from '../iceberg/writer/partitioned.ts'
 
 const MAX_REWRITE_BYTES = 256 * 1024 * 1024
 /** Data files read at once while planning (their key columns) and fetched ahead while rewriting. */
@@ -230,7 +230,7 @@ function grow(a: Uint8Array, n: number): Uint8Array {
 export interface UpsertContext {
   catalog: Catalog
   rollId: string
-  compression: ConstructorParameters<typeof PartitionedWriter>[1]
+  compression: WriterCodecs
   checkpoint: (name: string) => void | Promise<void>
   /** Throws when another roller committed some of these batches since the roll read the table. */
   recheck: (base: LoadedTable) => void

@@ -5,6 +5,7 @@
 import type { DataFile } from '../manifest/manifest.ts'
 import { currentSchema, defaultSpec, type TableMetadata } from '../spec/metadata.ts'
 import type { ColumnBatch, ColumnData } from '../parquet/columns.ts'
+import { pageCompression, type PageCodecs } from '../parquet/codecs.ts'
 import type { Compression } from '../parquet/data-file.ts'
 import { ColumnFileWriter } from '../parquet/write.ts'
 import { bindSpec, partitionPath, partitionRecord, type BoundPartitionField, type PartitionRecord } from '../spec/partition.ts'
@@ -16,6 +17,9 @@ export interface EncodedFile {
   bytes: Uint8Array
   dataFile: DataFile
 }
+
+/** The codecs to choose from by a table's properties (codecs.ts), or one codec for every table. */
+export type WriterCodecs = PageCodecs | Compression
 
 /** The Parquet writer refused the rows (thrown by append or finish). */
 export class WriterRefused extends Error {}
@@ -34,13 +38,15 @@ export class PartitionedWriter {
   private readonly schema: Schema
   private readonly bound: BoundPartitionField[] | null
   private readonly rowGroupRows: number
+  private readonly compression: Compression
   private readonly files = new Map<string, OpenFile>()
   rows = 0
 
   constructor(
     private readonly table: { metadata: TableMetadata },
-    private readonly compression: Compression,
+    codecs: WriterCodecs,
   ) {
+    this.compression = typeof codecs === 'object' && 'zstd' in codecs ? pageCompression(table.metadata.properties, codecs) : codecs
     this.schema = currentSchema(table.metadata)
     const spec = defaultSpec(table.metadata)
     this.bound = spec.fields.length > 0 ? bindSpec(spec, this.schema) : null
