@@ -6,7 +6,10 @@
 //   2. this tree's migrations applied (db:migrate's migrateTo) while that edge serves sends and that
 //      roller rolls; the old roller must go on rolling on the new schema;
 //   3. this tree's edge started, and its roller service beside the old one on the same sinks until it
-//      has rolled too; the old roller stopped (SIGTERM), the producer switched to the new edge;
+//      has rolled too (sends still on the old edge); the edge's address (a proxy, as a load balancer or
+//      a Worker deploy) moved to the new edge, so sends and the old roller reach it, until the old
+//      roller has rolled through it (a batch the old edge took, sent again to the new one, is a
+//      duplicate); the old roller stopped (SIGTERM);
 //   4. drained (a forced tick): PyIceberg reads every acknowledged row of every sink exactly once,
 //      the ledger holds every batch committed, no send was answered other than 2xx in any step (no window is allowed),
 //      and neither roller logged an error.
@@ -25,12 +28,13 @@ import { nodeDb, nodePool } from '../../db/node.ts'
 import { rollerCommand } from '../../dev/roller.ts'
 import { startChild, waitFor, type Child } from '../../dev/process.ts'
 import { startEdge, type Edge } from '../support/edge.ts'
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts'
 import { freePorts } from '../support/ports.ts'
 import { previousRelease, type PreviousRelease } from '../support/previous-release.ts'
 import { Producer } from '../support/producers.ts'
 import { runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { rollerEnv, rollerTick } from '../support/roller.ts'
-import { poll, uid, type Sink } from '../support/sinks.ts'
+import { poll, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 const SINKS = 6
@@ -87,8 +91,8 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
   let db: pg.Client
   let previous: PreviousRelease
   let oldEdge: Child | undefined
-  let oldEdgeUrl: string
   let newEdge: Edge | undefined
+  let lb: FaultProxy | undefined
   const rollers: RollerService[] = []
   let producer: Producer | undefined
 
@@ -113,6 +117,7 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
   afterAll(async () => {
     await producer?.stop().catch(() => undefined)
     for (const r of rollers) await r.stop()
+    await lb?.stop()
     await newEdge?.stop()
     await oldEdge?.stop()
     await db?.end()
@@ -127,19 +132,21 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
 
     // 1. The previous release: its edge on its schema, a project, six sinks, its roller service.
     const [port] = await freePorts(1)
-    oldEdgeUrl = `http://127.0.0.1:${port}`
+    const oldEdgeUrl = `http://127.0.0.1:${port}`
     oldEdge = startChild('old edge', process.execPath, [previous.edge], join(dir, 'old-edge.log'), {
       env: { ...process.env, ...stack().edgeVars, DATABASE_URL: url, LHBOX_EDGE_PORT: String(port), LHBOX_EDGE_HOST: '127.0.0.1' },
     })
     await waitFor('the previous release’s edge', async () => (await fetch(`${oldEdgeUrl}/healthz`)).status === 200, 60_000, oldEdge)
+    // The edge's address as producers and rollers know it: a proxy moved to the new edge at its deploy.
+    lb = await startFaultProxy(oldEdgeUrl)
     const { key, warehouseId } = await project(oldEdgeUrl)
     const sinks: Sink[] = []
     for (let i = 0; i < SINKS; i++) sinks.push(await sinkOn(oldEdgeUrl, key, i))
     const env = (edge: string) =>
       rollerEnv({ LHBOX_URL: edge, DATABASE_URL: url, LHBOX_ROLLER_TICK_SECONDS: '1', LHBOX_ROLLER_LEASE_SECONDS: '30', LHBOX_ROLLER_WAREHOUSES: warehouseId })
-    const oldRoller = new RollerService(`old-${uid()}`, process.execPath, [previous.roller, 'run'], env(oldEdgeUrl))
+    const oldRoller = new RollerService(`old-${uid()}`, process.execPath, [previous.roller, 'run'], env(lb.url))
     rollers.push(oldRoller)
-    producer = new Producer(sinks, oldEdgeUrl, { rowsPerBatch: 5, burstMs: BURST_MS, pauseMs: 20, prefix: `u-${uid()}` })
+    producer = new Producer(sinks, lb.url, { rowsPerBatch: 5, burstMs: BURST_MS, pauseMs: 20, prefix: `u-${uid()}` })
     producer.phase = 'old release'
     producer.start()
     await producer.acceptedInPhase(20)
@@ -159,17 +166,27 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
     await poll(async () => oldRoller.rolls(oldFrom) > 0, ROLL_WAIT_MS, 'a roll by the previous release’s roller on the new schema')
     mark('the old roller rolled on the new schema')
 
-    // 3. This tree's edge, and its roller beside the old one until both have rolled; then the old one stops.
+    // 3. This tree's edge (its /internal for its roller), and its roller beside the old one until it has
+    // rolled, while sends still reach the old edge; then the edge's address moves to the new edge (sends
+    // and the old roller both reach it) until the old roller has rolled through it; then the old one stops.
     newEdge = await startEdge('node', { DATABASE_URL: url })
     const { cmd, args } = rollerCommand(['run'])
     const newRoller = new RollerService(`new-${uid()}`, cmd, args, env(newEdge.url))
     rollers.push(newRoller)
-    producer.phase = 'both rollers'
+    producer.phase = 'both rollers, old edge'
     await poll(async () => newRoller.rolls() > 0, ROLL_WAIT_MS, 'a roll by the current roller beside the old one')
     mark(`the new roller rolled beside the old one (old: ${oldRoller.rolls()} rolls so far)`)
+    lb.retarget(newEdge.url)
+    producer.phase = 'both rollers, new edge'
+    // A batch the old edge acknowledged, retried on the new one (same id, same body): a duplicate, stored once.
+    const [sinkId, [batchId, xs]] = [...producer.acked].map(([id, m]) => [id, [...m][0]] as const)[0]
+    const again = await send(sinks.find((s) => s.id === sinkId)!, Producer.rows(xs), { batchId, base: newEdge.url })
+    expect({ status: again.status, duplicate: again.body?.duplicate }, again.text).toEqual({ status: 200, duplicate: true })
+    const throughNew = oldRoller.out.length
+    await poll(async () => oldRoller.rolls(throughNew) > 0, ROLL_WAIT_MS, 'a roll by the old roller through the new edge')
+    mark('the old roller rolled through the new edge')
     expect(await oldRoller.stop()).toEqual({ code: 0, signal: null })
-    producer.phase = 'new edge'
-    producer.base = newEdge.url
+    producer.phase = 'new edge, new roller'
     await producer.acceptedInPhase(20)
     await producer.stop()
     mark(`the producer stopped after ${producer.batches} batches`)

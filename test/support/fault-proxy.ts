@@ -43,9 +43,14 @@ export class FaultProxy {
   readonly rules: FaultRule[] = []
   readonly requests: SeenRequest[] = []
   private server: Server | undefined
-  private readonly target: URL
+  private target: URL
 
   constructor(target: string) {
+    this.target = new URL(target)
+  }
+
+  /** Sends the requests that arrive from now on to another target (a load balancer moved to a new deploy). */
+  retarget(target: string): void {
     this.target = new URL(target)
   }
 

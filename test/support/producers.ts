@@ -67,6 +67,11 @@ export class Producer {
     }
   }
 
+  /** A batch's rows (its body is their JSON): x and who for each x. */
+  static rows(xs: number[]): Array<{ x: number; who: string }> {
+    return xs.map((x) => ({ x, who: `r${x}` }))
+  }
+
   get batches(): number {
     return [...this.acked.values()].reduce((n, m) => n + m.size, 0)
   }
@@ -75,7 +80,7 @@ export class Producer {
     const n = this.next++
     const batchId = `${this.opts.prefix}-${n}`
     const xs = Array.from({ length: this.opts.rowsPerBatch }, (_, i) => n * this.opts.rowsPerBatch + i)
-    const rows = xs.map((x) => ({ x, who: `r${x}` }))
+    const rows = Producer.rows(xs)
     // Retried (same id) until answered, stopping or not: an unanswered batch may still have been stored.
     for (let attempt = 1; ; attempt++) {
       const phase = this.phase
