@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { decodeJson } from '../../../edge/otlp/decode-json.ts'
 import { decodeProto } from '../../../edge/otlp/decode-proto.ts'
 import { rowsOf } from '../../../edge/otlp/row.ts'
+import { message } from '../../../edge/otlp/wire.ts'
 
 async function sdkRecords() {
   const memory = new InMemoryLogRecordExporter()
@@ -126,5 +127,108 @@ describe('nesting', () => {
     const resourceLogs = [0x12, ...len(scopeLogs.length), ...scopeLogs] // ResourceLogs.scope_logs (2)
     const request = Uint8Array.from([0x0a, ...len(resourceLogs.length), ...resourceLogs])
     expect(() => decodeProto(request)).toThrow(/nested deeper than 64/)
+  })
+})
+
+describe('the fast paths read and write what the general ones do', () => {
+  // One record as protobuf: severity_text 3, body 5 (string_value 1), attributes 6 (key 1, value 2),
+  // trace_id 9, span_id 10; the ScopeLogs under a resource whose service.name is `service`.
+  const record = (text: Uint8Array | string, attributes: Array<[string, string]>) =>
+    message([
+      [3, text],
+      [5, message([[1, text]])],
+      ...attributes.map(([k, v]): [number, Uint8Array] => [
+        6,
+        message([
+          [1, k],
+          [2, message([[1, v]])],
+        ]),
+      ]),
+      [9, Uint8Array.from({ length: 16 }, (_, i) => i * 17)],
+      [10, Uint8Array.from({ length: 8 }, (_, i) => 255 - i)],
+    ])
+  const request = (records: Uint8Array[], service: string) => {
+    const resource = message([
+      [
+        1,
+        message([
+          [1, 'service.name'],
+          [2, message([[1, service]])],
+        ]),
+      ],
+    ])
+    const scopeLogs = message([[1, message([[1, 'scope']])], ...records.map((r): [number, Uint8Array] => [2, r])])
+    return message([
+      [
+        1,
+        message([
+          [1, resource],
+          [2, scopeLogs],
+        ]),
+      ],
+    ])
+  }
+
+  it('strings: ASCII, UTF-8, long, and bytes that are not UTF-8', () => {
+    const long = `${'x'.repeat(300)}é`
+    const texts = ['', 'INFO', 'é 😀 日本', long, 'a'.repeat(256), '\uFEFFbom']
+    const records = decodeProto(
+      request(
+        texts.map((t) => record(t, [])),
+        'svc',
+      ),
+    )
+    expect(records.map((r) => r.severityText)).toEqual(texts)
+    // message() leaves an empty string out, so the empty one has no body at all.
+    expect(records.map((r) => r.body)).toEqual(texts.map((t) => (t === '' ? null : { string: t })))
+    expect(() => decodeProto(request([record(Uint8Array.from([0x41, 0xff]), [])], 'svc'))).toThrow(/not UTF-8/)
+    expect(() => decodeProto(request([record(Uint8Array.from([0xed, 0xa0, 0x80]), [])], 'svc'))).toThrow(/not UTF-8/)
+  })
+
+  it('rows: hex ids, a repeated attribute key (the last value, the first place), the resource shared', () => {
+    const records = decodeProto(
+      request(
+        [
+          record('W', [
+            ['a', '1'],
+            ['b', '2'],
+            ['a', '3'],
+          ]),
+          record('E', [['"q"', 'v']]),
+        ],
+        'svc',
+      ),
+    )
+    expect(records[0].resource).toBe(records[1].resource)
+    const rows = lines(rowsOf(records, { timeNs: true, observedNs: false }).ndjson)
+    const expected = (r: (typeof records)[number], attributes: string) => ({
+      time: null,
+      observed_time: null,
+      severity_number: 0,
+      severity_text: r.severityText,
+      body: r.severityText,
+      attributes,
+      resource: '{"service.name":"svc"}',
+      scope: '{"name":"scope","version":"","attributes":{}}',
+      service_name: 'svc',
+      trace_id: '00112233445566778899aabbccddeeff',
+      span_id: 'fffefdfcfbfaf9f8',
+    })
+    // The line is exactly JSON.stringify's of the row, key order included.
+    expect(rows).toEqual([JSON.stringify(expected(records[0], '{"a":"3","b":"2"}')), JSON.stringify(expected(records[1], '{"\\"q\\"":"v"}'))])
+  })
+
+  it('a lone surrogate in service.name (OTLP/JSON) rejects every record of that resource', () => {
+    const body = new TextEncoder().encode(
+      JSON.stringify({
+        resourceLogs: [
+          { resource: { attributes: [{ key: 'service.name', value: { stringValue: '\uD800' } }] }, scopeLogs: [{ logRecords: [{}, {}] }] },
+          { resource: { attributes: [{ key: 'service.name', value: { stringValue: 'ok' } }] }, scopeLogs: [{ logRecords: [{}] }] },
+        ],
+      }),
+    )
+    const rows = rowsOf(decodeJson(body), { timeNs: true, observedNs: true })
+    expect([rows.rows, rows.rejected]).toEqual([1, 2])
+    expect(JSON.parse(lines(rows.ndjson)[0]).service_name).toBe('ok')
   })
 })
