@@ -41,6 +41,8 @@ export interface RollerConfig {
   maxRewriteBytes: number
   /** Threads that scan batches beside the main thread; 0 scans on the main thread. */
   scanThreads: number
+  /** LHBOX_ROLL_STAGE_CPU=1: each 'rolled' log line gives the roll's CPU per stage (roller/stage-cpu.ts). */
+  stageCpu: boolean
   /** Scheduled SQL runs (roller/feeds/sql.ts): DuckDB's limits per run and where httpfs is loaded from. */
   sql: SqlLimits
   /** How often each warehouse's storage is measured (roller/measure.ts); 0: only figures asked for. */
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     metricsPort: Number(env.LHBOX_ROLLER_PORT ?? 0),
     maxRewriteBytes: Number(env.LHBOX_UPSERT_MAX_REWRITE_BYTES ?? 256 * 1024 * 1024),
     scanThreads: Number(env.LHBOX_ROLLER_SCAN_THREADS ?? availableParallelism()),
+    stageCpu: env.LHBOX_ROLL_STAGE_CPU === '1',
     maintenance: {
       everyHours: Number(env.LHBOX_MAINTENANCE_HOURS ?? 6),
       retainSnapshots: Number(env.LHBOX_MAINTENANCE_RETAIN_SNAPSHOTS ?? 20),

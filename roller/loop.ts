@@ -16,6 +16,7 @@ import { measureBucket, measureTables } from './measure.ts'
 import { roll, type RollContext, type RollResult } from './roll.ts'
 import { FeedWaits, runFeed, type FeedRunReport } from './feeds/run.ts'
 import { ScanPool } from './scan-pool.ts'
+import { StageCpu } from './stage-cpu.ts'
 import { createSweep } from './sweep.ts'
 
 export interface Roller {
@@ -66,6 +67,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     // When each step boundary was last passed (ms since the roll began): where a slow roll spends its time.
     const began = Date.now()
     const cpu = process.cpuUsage()
+    const stages = new StageCpu(config.stageCpu)
     const reached: Record<string, number> = {}
     const requests = new RollRequests()
     // A lease lost meanwhile (another roller took the sink) ends the roll at its next step boundary,
@@ -81,8 +83,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         rollerId: config.rollerId,
         catalog: warehouses.catalog(sink, requests),
         bucket: warehouses.bucket(sink, requests),
-        compression: await compression,
+        compression: stages.codecs(await compression),
         scanPool,
+        stageCpu: stages,
         retry: config.retry,
         onRetry,
         maxRewriteBytes: config.maxRewriteBytes,
@@ -130,6 +133,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         steps_ms: reached,
         requests: counted,
         cpu_ms: cpuMs(cpu),
+        ...(stages.enabled ? { cpu_stages_ms: stages.ms() } : {}),
       })
       return true
     } catch (err) {

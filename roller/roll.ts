@@ -19,6 +19,7 @@ import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type PendingBatch } from
 import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
 import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
+import { UNMEASURED, type StageCpu } from './stage-cpu.ts'
 import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile, type WriterCodecs } from '../iceberg/writer/partitioned.ts'
 
 const MAX_BATCHES = 1000
@@ -47,6 +48,8 @@ export interface RollContext {
   report: (report: RollReport) => Promise<void>
   /** A keyed roll's limit on rewritten data files (default 256 MiB). */
   maxRewriteBytes?: number
+  /** CPU per stage, when asked for (LHBOX_ROLL_STAGE_CPU; its compressors come wrapped in `compression`). */
+  stageCpu?: StageCpu
 }
 
 export interface RollResult {
@@ -96,9 +99,12 @@ export async function roll(sink: SinkView, ctx: RollContext): Promise<RollResult
   const invariant = await reestablishInvariant(sink, table, listing, ctx) //  2
   const base = await applyFirstRollChanges(table, ctx) //                     3
   const pending = readPendingBatches(sink, invariant) //                      4
+  // Stage CPU: this thread's part of reading (GETs or the scan threads' hand-off) is step 5 less its
+  // scans, encoding and compression; the commit is step 6 less its encoding and compression.
+  const cpu = ctx.stageCpu ?? UNMEASURED
   try {
-    const validated = await validateRows(sink, base, pending, ctx) //         5
-    const commits = await writeAndCommit(sink, base, validated, seenSnapshots(table), ctx) // 6
+    const validated = await cpu.around('get', () => validateRows(sink, base, pending, ctx)) //   5
+    const commits = await cpu.around('commit', () => writeAndCommit(sink, base, validated, seenSnapshots(table), ctx)) // 6
     return await finishRoll(sink, invariant, validated.batches, commits, ctx, started) // 7
   } catch (err) {
     if (!(err instanceof UpsertRefused)) throw err
@@ -201,14 +207,15 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
     if (problem) throw new UpsertRefused(problem.reason, problem.message)
   }
   const validated: Validated = { batches: [], writer, keyed: sink.key ? new KeyedRows(sink.key) : null, refused: null }
-  const checker = new BatchChecker(schema, formatVersion, sink.key, ctx.scanPool)
+  const cpu = ctx.stageCpu ?? UNMEASURED
+  const checker = new BatchChecker(schema, formatVersion, sink.key, ctx.scanPool, cpu)
   for await (const batch of prefetch(pending, READ_AHEAD, (p) => checker.check(ctx.bucket, p))) {
     if (!batch) continue // consumed by another roller meanwhile
     if (batch.rejectLines.length > 0) await writeRejects(ctx.bucket, sink.id, batch.batchId, batch.rejectLines)
     if (validated.keyed) validated.keyed.add(batch.keyedRows)
     else if (!validated.refused && batch.columns) {
       try {
-        writer.append(batch.columns)
+        cpu.run('encode', () => writer.append(batch.columns!))
       } catch (err) {
         if (!(err instanceof WriterRefused)) throw err
         validated.refused = err
@@ -230,7 +237,7 @@ async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, 
   if (!v.refused && v.writer.rows === 0) return [await recordEmptyRoll(sink, ids, ctx)]
   if (!v.refused) {
     try {
-      const files = v.writer.finish(`${ctx.rollId}-${crypto.randomUUID()}`)
+      const files = (ctx.stageCpu ?? UNMEASURED).run('encode', () => v.writer.finish(`${ctx.rollId}-${crypto.randomUUID()}`))
       return [await commitFiles(sink, table, files, v.batches, seen, ctx)]
     } catch (err) {
       if (!(err instanceof WriterRefused)) throw err

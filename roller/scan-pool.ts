@@ -18,18 +18,26 @@ import type { Schema, Value } from '../iceberg/spec/types.ts'
 export interface ReadBatch {
   head: S3Head
   scanned: ScannedBatch
+  /** asked for: the thread's CPU (ns) for this batch's GET and scan (roller/stage-cpu.ts) */
+  cpu?: ThreadCpu
+}
+
+/** A scan thread's CPU in ns since its previous reply: its GET share and its scan. */
+interface ThreadCpu {
+  get: number
+  scan: number
 }
 
 /** What a worker answers for one job. */
 export type ScanReply =
-  | { id: number; ok: ScannedBatch; head: S3Head | null }
+  | { id: number; ok: ScannedBatch; head: S3Head | null; cpu?: ThreadCpu }
   | { id: number; missing: true }
   | { id: number; unreadable: { message: string; lines: number | null } }
   | { id: number; s3: { status: number; code: string; message: string } }
   | { id: number; error: string }
 
 /** A job's outcome: null when the object to read does not exist. */
-type Outcome = { scanned: ScannedBatch; head: S3Head | null } | null
+type Outcome = { scanned: ScannedBatch; head: S3Head | null; cpu?: ThreadCpu } | null
 
 interface Job {
   resolve: (out: Outcome) => void
@@ -61,11 +69,12 @@ export class ScanPool {
 
   /**
    * GETs `key` and scans it on a worker, the constant `stamp` set to the batch's arrival
-   * (x-amz-meta-received, else Last-Modified). Null when the object does not exist.
+   * (x-amz-meta-received, else Last-Modified). Null when the object does not exist. `cpu`: the
+   * answer says the thread's CPU for it.
    */
-  async read(s3: S3Config, key: string, schema: Schema, opts: ScanOptions, stamp: string): Promise<ReadBatch | null> {
-    const out = await this.post({ schema: stringifyLossless(schema), opts, read: { s3, key, stamp } }, [])
-    return out && { head: out.head!, scanned: out.scanned }
+  async read(s3: S3Config, key: string, schema: Schema, opts: ScanOptions, stamp: string, cpu = false): Promise<ReadBatch | null> {
+    const out = await this.post({ schema: stringifyLossless(schema), opts, read: { s3, key, stamp }, ...(cpu ? { cpu } : {}) }, [])
+    return out && { head: out.head!, scanned: out.scanned, ...(out.cpu ? { cpu: out.cpu } : {}) }
   }
 
   private post(job: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<Outcome> {
@@ -113,7 +122,7 @@ export class ScanPool {
       if (!job) return
       w.jobs.delete(reply.id)
       if (w.jobs.size === 0) worker.unref() // an idle pool never keeps the process alive
-      if ('ok' in reply) job.resolve({ head: reply.head, scanned: reply.ok })
+      if ('ok' in reply) job.resolve({ head: reply.head, scanned: reply.ok, cpu: reply.cpu })
       else if ('missing' in reply) job.resolve(null)
       else if ('unreadable' in reply) job.reject(new BatchUnreadable(reply.unreadable.message, reply.unreadable.lines))
       else if ('s3' in reply) job.reject(new S3Error(reply.s3.status, reply.s3.code, reply.s3.message))

@@ -9,6 +9,7 @@ import { parseSchema } from '../iceberg/spec/metadata.ts'
 import type { Value } from '../iceberg/spec/types.ts'
 import { receivedMicros, storedRows } from './intake.ts'
 import type { ScanReply } from './scan-pool.ts'
+import { threadCpuNs } from './stage-cpu.ts'
 
 interface ScanJob {
   id: number
@@ -20,6 +21,8 @@ interface ScanJob {
   constants?: Record<string, Value>
   /** …or an object to read first, its arrival time the constant `stamp` */
   read?: { s3: S3Config; key: string; stamp: string }
+  /** LHBOX_ROLL_STAGE_CPU: the reply says this thread's CPU (roller/stage-cpu.ts) */
+  cpu?: boolean
 }
 
 useS3Transport(nodeTransport)
@@ -48,16 +51,42 @@ function clientFor(config: S3Config): S3Client {
   return c
 }
 
+// Stage CPU: a scan is synchronous, so its own time is exact; the rest of this thread's time between
+// two replies (GETs, signing, messages; jobs interleave while they await their GETs) goes to `get`.
+let cpuAt: number | null = null
+let scanNs = 0
+
+function scanned<T>(cpu: boolean | undefined, scan: () => T): T {
+  if (!cpu) return scan()
+  const t0 = threadCpuNs() ?? 0
+  try {
+    return scan()
+  } finally {
+    scanNs += (threadCpuNs() ?? 0) - t0
+  }
+}
+
+/** This thread's CPU since the last reply that said it, split into GET and scan. */
+function cpuSince(): { get: number; scan: number } {
+  const now = threadCpuNs() ?? 0
+  const total = cpuAt === null ? scanNs : now - cpuAt
+  const out = { get: Math.max(0, total - scanNs), scan: scanNs }
+  cpuAt = now
+  scanNs = 0
+  return out
+}
+
 async function run(job: ScanJob): Promise<ScanReply> {
+  if (job.cpu && cpuAt === null) cpuAt = threadCpuNs()
   if (!job.read) {
-    const ok = scannerFor(job).scan(job.body!, job.constants ?? {})
-    return { id: job.id, ok, head: null }
+    const ok = scanned(job.cpu, () => scannerFor(job).scan(job.body!, job.constants ?? {}))
+    return { id: job.id, ok, head: null, ...(job.cpu ? { cpu: cpuSince() } : {}) }
   }
   const got = await clientFor(job.read.s3).get(job.read.key)
   if (!got) return { id: job.id, missing: true }
   try {
-    const ok = scannerFor(job).scan(got.body, { [job.read.stamp]: receivedMicros(got.head) })
-    return { id: job.id, ok, head: got.head }
+    const ok = scanned(job.cpu, () => scannerFor(job).scan(got.body, { [job.read!.stamp]: receivedMicros(got.head) }))
+    return { id: job.id, ok, head: got.head, ...(job.cpu ? { cpu: cpuSince() } : {}) }
   } catch (err) {
     // A batch that is not text has no lines to count: the edge's count of its elements stands in.
     if (err instanceof BatchUnreadable) throw new BatchUnreadable(err.message, err.lines ?? storedRows(got.head))

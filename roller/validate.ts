@@ -12,6 +12,7 @@ import { toRow } from '../iceberg/spec/values.ts'
 import { receivedMicros, storedRows } from './intake.ts'
 import { rejectLine, wholeBatchLine, type RowReject, type WholeBatchReason } from './rejects.ts'
 import type { ScanPool } from './scan-pool.ts'
+import { UNMEASURED, type StageCpu } from './stage-cpu.ts'
 
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024
 /** A scheduled SQL run's Parquet (spec "Rejects": batch_too_large). */
@@ -47,12 +48,14 @@ export class BatchChecker {
   /**
    * `key`: a keyed sink's key columns — a row with a null in one is rejected (key_null).
    * `pool`: threads to read and scan on (an append sink's batches); none: this thread does both.
+   * `stages`: where the scans' CPU is counted (LHBOX_ROLL_STAGE_CPU).
    */
   constructor(
     private readonly schema: Schema,
     private readonly formatVersion: 2 | 3,
     private readonly key: string[] | null = null,
     private readonly pool: ScanPool | null = null,
+    private readonly stages: StageCpu = UNMEASURED,
   ) {
     this.opts = { formatVersion, constants: [INGEST_TS] }
     this.scanner = key || pool ? null : new Scanner(schema, this.opts)
@@ -82,8 +85,12 @@ export class BatchChecker {
         // The thread makes the GET itself (one request, counted here); a function cannot cross to it.
         const { observe, ...config } = s3.config
         const done = observe?.()
-        const read = await this.pool.read(config, batch.key, this.schema, this.opts, INGEST_TS).finally(() => done?.())
+        const read = await this.pool.read(config, batch.key, this.schema, this.opts, INGEST_TS, this.stages.enabled).finally(() => done?.())
         if (!read) return null
+        if (read.cpu) {
+          this.stages.add('get', read.cpu.get)
+          this.stages.add('scan', read.cpu.scan)
+        }
         this.addScanned(read.scanned, elementIndexes(read.head.metadata), checked)
         return checked
       }
@@ -93,8 +100,13 @@ export class BatchChecker {
       try {
         // A Parquet batch's rows become the JSON lines a producer would send: the same checks, the same reasons.
         const body = isParquet(batch.key) ? await parquetLines(got.body) : got.body
-        if (!this.key) this.addScanned(this.lineScanner().scan(body, { [INGEST_TS]: received }), elementIndexes(got.head.metadata), checked)
-        else this.checkKeyed(body, received, elementIndexes(got.head.metadata), checked)
+        if (!this.key)
+          this.addScanned(
+            this.stages.run('scan', () => this.lineScanner().scan(body, { [INGEST_TS]: received })),
+            elementIndexes(got.head.metadata),
+            checked,
+          )
+        else this.stages.run('scan', () => this.checkKeyed(body, received, elementIndexes(got.head.metadata), checked))
       } catch (err) {
         if (err instanceof BatchUnreadable && err.lines === null) throw new BatchUnreadable(err.message, storedRows(got.head))
         throw err
