@@ -129,6 +129,16 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
   it('upgrades edge, schema and roller while sends go on: every row once, no answer but 2xx', async () => {
     const t0 = Date.now()
     const mark = (what: string) => console.log(`${((Date.now() - t0) / 1000).toFixed(1)} s: ${what}`)
+    // Each wait ends at once when a send was answered other than 2xx: no window is allowed.
+    const until = (check: () => Promise<boolean>, what: string) =>
+      poll(
+        async () => {
+          producer?.assertNoFailures()
+          return check()
+        },
+        ROLL_WAIT_MS,
+        what,
+      )
 
     // 1. The previous release: its edge on its schema, a project, six sinks, its roller service.
     const [port] = await freePorts(1)
@@ -163,7 +173,7 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
     mark(`migrations ${before} → ${after} applied in ${migrateMs} ms`)
     producer.phase = 'old release on the new schema'
     const oldFrom = oldRoller.out.length
-    await poll(async () => oldRoller.rolls(oldFrom) > 0, ROLL_WAIT_MS, 'a roll by the previous release’s roller on the new schema')
+    await until(async () => oldRoller.rolls(oldFrom) > 0, 'a roll by the previous release’s roller on the new schema')
     mark('the old roller rolled on the new schema')
 
     // 3. This tree's edge (its /internal for its roller), and its roller beside the old one until it has
@@ -174,7 +184,7 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
     const newRoller = new RollerService(`new-${uid()}`, cmd, args, env(newEdge.url))
     rollers.push(newRoller)
     producer.phase = 'both rollers, old edge'
-    await poll(async () => newRoller.rolls() > 0, ROLL_WAIT_MS, 'a roll by the current roller beside the old one')
+    await until(async () => newRoller.rolls() > 0, 'a roll by the current roller beside the old one')
     mark(`the new roller rolled beside the old one (old: ${oldRoller.rolls()} rolls so far)`)
     lb.retarget(newEdge.url)
     producer.phase = 'both rollers, new edge'
@@ -183,7 +193,7 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
     const again = await send(sinks.find((s) => s.id === sinkId)!, Producer.rows(xs), { batchId, base: newEdge.url })
     expect({ status: again.status, duplicate: again.body?.duplicate }, again.text).toEqual({ status: 200, duplicate: true })
     const throughNew = oldRoller.out.length
-    await poll(async () => oldRoller.rolls(throughNew) > 0, ROLL_WAIT_MS, 'a roll by the old roller through the new edge')
+    await until(async () => oldRoller.rolls(throughNew) > 0, 'a roll by the old roller through the new edge')
     mark('the old roller rolled through the new edge')
     expect(await oldRoller.stop()).toEqual({ code: 0, signal: null })
     producer.phase = 'new edge, new roller'
@@ -196,9 +206,8 @@ describe('rolling upgrade from the previous release', { timeout: 240_000 }, () =
     // row once in every table; every answer a 2xx.
     const drain = await rollerTick({ env: env(newEdge.url) })
     expect(drain.code, drain.stdout + drain.stderr).toBe(0)
-    await poll(
+    await until(
       async () => (await db.query(`select count(*)::int as n from batches where state in ('receiving', 'pending')`)).rows[0].n === 0,
-      ROLL_WAIT_MS,
       'every batch rolled',
     )
     mark('drained')

@@ -28,6 +28,8 @@ export class Producer {
   /** 2xx answers per phase. */
   readonly okByPhase = new Map<string, number>()
   private running = false
+  /** What ended the loop early: a batch never accepted. */
+  private error: Error | null = null
   private loop: Promise<void> | null = null
   private next = 0
 
@@ -49,12 +51,21 @@ export class Producer {
         await this.sendOne(sink)
         await new Promise((r) => setTimeout(r, this.opts.pauseMs))
       }
-    })()
+    })().catch((err: Error) => {
+      this.error = err
+    })
   }
 
+  /** Stops sending (the batch under way is finished); throws what ended the loop early, if anything did. */
   async stop(): Promise<void> {
     this.running = false
     await this.loop
+    if (this.error) throw this.error
+  }
+
+  /** Throws when any send was answered other than 2xx so far (a test that allows no window fails at once). */
+  assertNoFailures(): void {
+    if (this.failures.length) throw new Error(`${this.failures.length} sends not answered 2xx, the first: ${JSON.stringify(this.failures.slice(0, 3))}`)
   }
 
   /** Resolves once `n` more batches were answered 2xx in the current phase. */
@@ -62,6 +73,7 @@ export class Producer {
     const phase = this.phase
     const until = Date.now() + ms
     while ((this.okByPhase.get(phase) ?? 0) < n) {
+      if (this.error) throw this.error
       if (Date.now() > until) throw new Error(`the producer had ${this.okByPhase.get(phase) ?? 0} of ${n} batches accepted in ${phase} after ${ms} ms`)
       await new Promise((r) => setTimeout(r, 50))
     }
