@@ -22,11 +22,11 @@
 // committed upsert; process time and peak RSS from /usr/bin/time. Prints medians, the ratio (target: ours >= 3x) and the load average.
 //
 //   BENCH_ROWS=50000 BENCH_CHANGED=5000 BENCH_RUNS=3 npm run bench:upsert     (a quick look)
-import { createWriteStream, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ensureVenv, sqlCatalogArgs } from '../support/python.ts'
 import { api, benchStack, COLUMNS, fmt, rowJson, type BenchStack } from './common.ts'
-import { prng } from '../support/prng.ts'
+import { changedIds, changedRow, seedTables, writeBaseRows } from './keyed-input.ts'
 import {
   apiLossless,
   BENCH_DIR,
@@ -52,30 +52,6 @@ const MAX_BATCHES = 1000
 const ROWS = envInt('BENCH_ROWS', 1_000_000)
 const CHANGED = envInt('BENCH_CHANGED', 100_000)
 const BATCH_ROWS = envInt('BENCH_BATCH_ROWS', 5_000)
-const SEED_INGEST_TS = '2026-05-01T00:00:00Z'
-
-/** CHANGED distinct ids in [0, ROWS), uniformly at random, in random order (a partial Fisher–Yates). */
-function changedIds(): Int32Array {
-  const ids = new Int32Array(ROWS)
-  for (let i = 0; i < ROWS; i++) ids[i] = i
-  const rnd = prng(20260501)
-  for (let i = 0; i < CHANGED; i++) {
-    const j = i + Math.floor(rnd() * (ROWS - i))
-    const t = ids[i]
-    ids[i] = ids[j]
-    ids[j] = t
-  }
-  return ids.slice(0, CHANGED)
-}
-
-/** The changed version of row `id`: another name, another amount (never the old one). */
-function changedRow(id: number): string {
-  const old = rowJson(id)
-  const { cents } = rowFigures(old)
-  const next = (cents * 7n + 12_345n) % 100_000_000n
-  const amount = centsText(next === cents ? next + 1n : next)
-  return old.replace('"name":"', '"name":"changed ').replace(/"amount":-?\d+\.\d{2}\}$/, `"amount":${amount}}`)
-}
 
 interface Input {
   baseFile: string
@@ -87,27 +63,10 @@ interface Input {
 
 async function generate(dir: string): Promise<Input> {
   const baseFile = join(dir, 'base.ndjson')
-  const out = createWriteStream(baseFile)
-  const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())))
-  let ids = 0n
-  let cents = 0n
-  let chunk = ''
-  for (let id = 0; id < ROWS; id++) {
-    const line = rowJson(id)
-    const f = rowFigures(line)
-    ids += f.id
-    cents += f.cents
-    chunk += line + '\n'
-    if (chunk.length > 1 << 20) {
-      await write(chunk)
-      chunk = ''
-    }
-  }
-  await write(chunk)
-  await new Promise<void>((r) => out.end(() => r()))
-
+  const { ids, cents: baseCents } = await writeBaseRows(baseFile, ROWS)
+  let cents = baseCents
   const lines: string[] = []
-  for (const id of changedIds()) {
+  for (const id of changedIds(ROWS, CHANGED)) {
     const line = changedRow(id)
     cents += rowFigures(line).cents - rowFigures(rowJson(id)).cents
     lines.push(line)
@@ -157,11 +116,7 @@ async function main(): Promise<void> {
         const ctx = { ours: `bench.upsert_r${run}`, pyiceberg: `bench.upsert_py_r${run}` }
         for (const table of [ctx.ours, ctx.pyiceberg])
           await api(bs.stack, bs.apiKey, 'POST', '/v1/tables', { warehouse: bs.warehouse, table, columns: COLUMNS, doc: 'benchmark table' })
-        const seed = await measured(
-          python,
-          [script, 'seed', ...catalogArgs, '--table', ctx.ours, '--table', ctx.pyiceberg, '--ndjson', input.baseFile, '--ingest-ts', SEED_INGEST_TS],
-          { env: pyEnv, timeoutMs: 15 * 60_000, what: 'pyiceberg_upsert.py seed' },
-        )
+        const seed = await seedTables(python, catalogArgs, [ctx.ours, ctx.pyiceberg], input.baseFile)
         const created = await api(bs.stack, bs.apiKey, 'POST', '/v1/sinks', {
           warehouse: bs.warehouse,
           table: ctx.ours,
