@@ -8,7 +8,13 @@ The columns are the source table's (the sink's table: its Iceberg schema as Duck
 are listed with pyarrow (DuckDB's S3 glob is not signed as every store wants) and read with
 read_json(format 'newline_delimited', columns = …); __ingest_ts is now(). Written with zstd, as the
 roller writes. Then pyarrow (not DuckDB) reads the file back: its row count and the exact sum of each
---sum column, so what DuckDB wrote is checked by another reader before any figure is printed.
+--sum column (readback.py's forms, "pos.x" of WKB points too), so what DuckDB wrote is checked by
+another reader before any figure is printed.
+
+A geometry column (GeoJSON Points): DuckDB 1.5.5's core GEOMETRY type has no GeoJSON reader (that is
+the spatial extension's ST_GeomFromGeoJSON, not installable offline), so the point is read as
+STRUCT(type, coordinates), written as WKT and cast to GEOMETRY, which COPY stores as WKB (binary).
+Anything but a Point stops the COPY.
 
 Prints one JSON document: {rows, batches, seconds: {connect, list, copy, work}, file_bytes, sums}.
 work = list + copy (the connection and extension loading are set-up, as the catalog is for the others).
@@ -27,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from duckdb_scan import connect, quote  # noqa: E402
 from interop_common import add_connection_args, emit, load_catalog, main_guard  # noqa: E402
-from readback import exact_sum  # noqa: E402
+from readback import exact_sum, point_part, point_sum  # noqa: E402
 
 import pyarrow.fs as pafs  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
@@ -64,6 +70,23 @@ def duck_type(t: it.IcebergType) -> str:
     raise SystemExit(f"no DuckDB type for {t}")
 
 
+GEOJSON_POINT = "STRUCT(type VARCHAR, coordinates DOUBLE[])"
+
+
+def ident(name: str) -> str:
+    """A column name as a DuckDB identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def point_geometry(col: str) -> str:
+    """A GeoJSON Point read as GEOJSON_POINT, as DuckDB's GEOMETRY (by WKT: a double prints as its shortest exact text)."""
+    return (
+        f"CASE WHEN {col} IS NULL THEN NULL "
+        f"WHEN {col}.type <> 'Point' OR len({col}.coordinates) <> 2 THEN error('only 2D GeoJSON Points are taken') "
+        f"ELSE ('POINT(' || {col}.coordinates[1] || ' ' || {col}.coordinates[2] || ')')::GEOMETRY END AS {col}"
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     add_connection_args(p)
@@ -75,7 +98,8 @@ def main() -> None:
     a = p.parse_args()
 
     schema = load_catalog(a).load_table(a.source_table).schema()
-    columns = {f.name: duck_type(f.field_type) for f in schema.fields if f.name != "__ingest_ts"}
+    geometry = {f.name for f in schema.fields if isinstance(f.field_type, it.GeometryType)}
+    columns = {f.name: GEOJSON_POINT if f.name in geometry else duck_type(f.field_type) for f in schema.fields if f.name != "__ingest_ts"}
     endpoint = a.s3_endpoint
     fs = pafs.S3FileSystem(
         access_key=a.s3_access_key_id,
@@ -100,22 +124,25 @@ def main() -> None:
     cols = "{" + ", ".join(f"{quote(n)}: {quote(t)}" for n, t in columns.items()) + "}"
     files = "[" + ", ".join(quote(u) for u in urls) + "]"
     out = f"s3://{a.bucket}/{a.out}"
+    select = ", ".join(point_geometry(ident(n)) if n in geometry else ident(n) for n in columns)
     con.execute(
-        f"COPY (SELECT *, now() AS __ingest_ts FROM read_json({files}, format = 'newline_delimited', columns = {cols})) "
+        f"COPY (SELECT {select}, now() AS __ingest_ts FROM read_json({files}, format = 'newline_delimited', columns = {cols})) "
         f"TO {quote(out)} (FORMAT parquet, COMPRESSION zstd)"
     )
     t_copy = time.monotonic()
 
     # The read-back, by pyarrow: every row, and the exact sums.
     path = f"{a.bucket}/{a.out}"
-    table = pq.read_table(path, filesystem=fs, columns=[c for c in a.sum if c in columns] or None)
+    parts = {c: point_part(c, columns) for c in a.sum}
+    read = list(dict.fromkeys(p[0] if p else c for c, p in parts.items() if p or c in columns))
+    table = pq.read_table(path, filesystem=fs, columns=read or None)
     meta = pq.ParquetFile(fs.open_input_file(path)).metadata
     emit(
         {
             "rows": meta.num_rows,
             "batches": len(urls),
             "file_bytes": fs.get_file_info(path).size,
-            "sums": {c: exact_sum(table.column(c).chunks) for c in a.sum if c in columns},
+            "sums": {c: point_sum(table.column(p[0]).chunks, p[1]) if p else exact_sum(table.column(c).chunks) for c, p in parts.items() if p or c in columns},
             "seconds": {
                 "connect": t_start - t_connect,
                 "list": t_list - t_start,

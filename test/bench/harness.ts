@@ -442,10 +442,19 @@ export interface RollerRun extends Measured {
   steps: Record<string, number>
   /** CPU seconds of the whole roller process during the roll (its threads included; the 'rolled' log's cpu_ms) */
   rollCpuSeconds: number
+  /** With `stageCpu`: CPU seconds per stage of the roll (the 'rolled' log's cpu_stages_ms; roller/stage-cpu.ts) */
+  stageCpu: Record<string, number> | null
 }
 
-/** One `roller/main.ts tick --force --sink <id>` (the `npm run roller -- tick --force` path; every sink for null), measured. */
-export async function rollerTick(b: BenchStack, sinkId: string | null, opts: { nodeFlags?: string[]; timeoutMs?: number } = {}): Promise<RollerRun> {
+/**
+ * One `roller/main.ts tick --force --sink <id>` (the `npm run roller -- tick --force` path; every sink for null), measured.
+ * `stageCpu`: the roller counts its CPU per stage (LHBOX_ROLL_STAGE_CPU=1).
+ */
+export async function rollerTick(
+  b: BenchStack,
+  sinkId: string | null,
+  opts: { nodeFlags?: string[]; timeoutMs?: number; stageCpu?: boolean } = {},
+): Promise<RollerRun> {
   const { cmd, args } = rollerCommand(['tick', '--force', ...(sinkId ? ['--sink', sinkId] : [])])
   const env = {
     ...process.env,
@@ -455,6 +464,7 @@ export async function rollerTick(b: BenchStack, sinkId: string | null, opts: { n
     S3_ACCESS_KEY_ID: b.stack.s3.accessKeyId,
     S3_SECRET_ACCESS_KEY: b.stack.s3.secretAccessKey,
     LHBOX_ROLLER_ID: `bench-${process.pid}`,
+    ...(opts.stageCpu ? { LHBOX_ROLL_STAGE_CPU: '1' } : {}),
   }
   const run = await measured(cmd, [...(opts.nodeFlags ?? []), ...args], {
     env,
@@ -471,6 +481,7 @@ export async function rollerTick(b: BenchStack, sinkId: string | null, opts: { n
     rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null,
     steps,
     rollCpuSeconds: r?.cpu_ms === undefined ? NaN : num(r.cpu_ms) / 1000,
+    stageCpu: r?.cpu_stages_ms ? Object.fromEntries(Object.entries(r.cpu_stages_ms as Record<string, unknown>).map(([k, v]) => [k, num(v) / 1000])) : null,
   }
 }
 

@@ -1,7 +1,7 @@
 """The PyIceberg side of `npm run bench:roll` (test/bench/roll.ts): the same intake batches appended
 by PyIceberg, in its own process, for a side-by-side rows/s and peak RSS.
 
-  python pyiceberg_roll.py <connection options> --source-table ns.t --table ns.t2 --bucket B --prefix P [--threads 8]
+  python pyiceberg_roll.py <connection options> --source-table ns.t --table ns.t2 --bucket B --prefix P [--threads 8] [--upsert-key COL]...
 
 Creates --table with --source-table's schema (the sink's table after its first roll: the producer's
 columns plus __ingest_ts) and format version; lists the NDJSON objects under --prefix (copies of the
@@ -12,8 +12,18 @@ __ingest_ts to the object's x-amz-meta-received when pyarrow exposes it (else it
 concatenates them in (Last-Modified, key) order, and commits ONE table.append. No row-by-row
 validation, no rejects, no markers: the plain library path.
 
+Geometry (bench:roll --schema geometry): PyIceberg 0.12 writes no format-version 3 metadata ("Writing V3
+is not yet supported") and reads no Parquet geometry column, so its table is a v2 one with each
+geometry column as binary holding the WKB; the GeoJSON Points are read by pyarrow as
+struct<type, coordinates> and made ISO WKB by Arrow compute, 21 bytes a point, with no per-row Python
+(no shapely, geoarrow or numpy in this venv; only Points are taken, anything else stops the script).
+
+--upsert-key (bench:roll --schema keyed): --table exists, seeded (pyiceberg_upsert.py seed), and the
+rows go into it with ONE table.upsert(df, join_cols=[…]) instead of the append, as bench:upsert's
+baseline does.
+
 Prints one JSON document: {rows, batches, bytes, seconds: {import, catalog, create_table, setup, list,
-read, append, total, work}, snapshot_id, added_records, received_from}; work = from the constructed
+read, append, total, work}, snapshot_id, added_records, received_from[, rows_updated, rows_inserted]}; work = from the constructed
 catalog to the committed snapshot, less the table's creation (the roller's table exists before its
 roll, and the roller's catalog is made before the roll's clock starts).
 """
@@ -39,6 +49,42 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.fs as pafs  # noqa: E402
 import pyarrow.json as pajson  # noqa: E402
+from pyiceberg.schema import Schema  # noqa: E402
+from pyiceberg.types import BinaryType, GeometryType, NestedField  # noqa: E402
+
+# A GeoJSON geometry as pyarrow's JSON reader reads it (a Point's coordinates: [x, y]).
+GEOJSON_POINT = pa.struct([pa.field("type", pa.string()), pa.field("coordinates", pa.list_(pa.float64()))])
+# ISO WKB of a 2D point, little-endian: byte order 1, type 1 (Point), then x and y as doubles.
+WKB_POINT_HEADER = pa.scalar(b"\x01\x01\x00\x00\x00", pa.binary())
+
+
+def doubles_as_bytes(values: pa.Array) -> pa.Array:
+    """Each double's 8 bytes (little-endian, as Arrow stores them) as a binary value, without a copy per value."""
+    data = values.buffers()[1]
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(8), len(values), [None, data], offset=values.offset).cast(pa.binary())
+
+
+def points_wkb(col: pa.Array) -> pa.Array:
+    """GeoJSON Points (GEOJSON_POINT) as ISO WKB, vectorised in Arrow: header, x and y bytes joined value by value."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    kinds = pc.unique(col.field("type").filter(col.is_valid())).to_pylist()
+    if any(k != "Point" for k in kinds if k is not None):
+        raise SystemExit(f"points_wkb: only GeoJSON Points are taken, got {kinds}")
+    coords = col.field("coordinates")
+    if pc.any(pc.not_equal(pc.list_value_length(coords.filter(col.is_valid())), 2)).as_py():
+        raise SystemExit("points_wkb: a Point without exactly 2 coordinates")
+    valid = col.is_valid()
+    x = doubles_as_bytes(pc.list_element(pc.if_else(valid, coords, pa.scalar([0.0, 0.0], coords.type)), 0))
+    y = doubles_as_bytes(pc.list_element(pc.if_else(valid, coords, pa.scalar([0.0, 0.0], coords.type)), 1))
+    wkb = pc.binary_join_element_wise(WKB_POINT_HEADER, x, y, b"")
+    return pc.if_else(valid, wkb, pa.scalar(None, pa.binary())).cast(pa.large_binary())
+
+
+def writable(schema: Schema) -> Schema:
+    """The schema with every top-level geometry column as binary (the WKB): what PyIceberg 0.12 can write."""
+    fields = [NestedField(f.field_id, f.name, BinaryType(), f.required, f.doc) if isinstance(f.field_type, GeometryType) else f for f in schema.fields]
+    return Schema(*fields, schema_id=schema.schema_id)
 
 
 def as_read(t: pa.DataType) -> pa.DataType:
@@ -83,27 +129,35 @@ def main() -> None:
     p.add_argument("--bucket", required=True)
     p.add_argument("--prefix", required=True)
     p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--upsert-key", action="append", default=[])
     a = p.parse_args()
     t_import = time.monotonic()
 
     catalog = load_catalog(a)
     t_catalog = time.monotonic()
     src = catalog.load_table(a.source_table)
-    schema = src.schema()
-    namespace = tuple(a.table.split(".")[:-1])
-    catalog.create_namespace_if_not_exists(namespace)
-    # Next to the source table (the SQL catalog here has no default warehouse path).
-    location = src.metadata.location.rstrip("/").rsplit("/", 1)[0] + "/" + a.table.split(".")[-1]
+    geometry = [f.name for f in src.schema().fields if isinstance(f.field_type, GeometryType)]
     t_create = time.monotonic()
-    table = catalog.create_table(a.table, schema=schema, location=location, properties={"format-version": str(src.format_version)})
+    if a.upsert_key:
+        table = catalog.load_table(a.table)  # seeded before, untimed
+    else:
+        namespace = tuple(a.table.split(".")[:-1])
+        catalog.create_namespace_if_not_exists(namespace)
+        # Next to the source table (the SQL catalog here has no default warehouse path).
+        location = src.metadata.location.rstrip("/").rsplit("/", 1)[0] + "/" + a.table.split(".")[-1]
+        version = min(src.format_version, 2)  # PyIceberg 0.12 writes no v3 metadata
+        table = catalog.create_table(a.table, schema=writable(src.schema()), location=location, properties={"format-version": str(version)})
     create_seconds = time.monotonic() - t_create
+    schema = table.schema()
     arrow_schema = schema.as_arrow()
     ingest = "__ingest_ts"
     producer_schema = pa.schema([f for f in arrow_schema if f.name != ingest])
     # pyarrow's JSON reader takes most types as they are; dates, times and uuids it reads as text (then
     # converted), maps not at all (those columns are parsed from the lines with json, as a user would).
     maps = [f for f in producer_schema if pa.types.is_map(f.type)]
-    parse_schema = pa.schema([pa.field(f.name, as_read(f.type)) for f in producer_schema if not pa.types.is_map(f.type)])
+    parse_schema = pa.schema(
+        [pa.field(f.name, GEOJSON_POINT if f.name in geometry else as_read(f.type)) for f in producer_schema if not pa.types.is_map(f.type)]
+    )
     parse = pajson.ParseOptions(explicit_schema=parse_schema, unexpected_field_behavior="ignore")
     endpoint = a.s3_endpoint
     scheme = "https" if endpoint.startswith("https://") else "http"
@@ -129,7 +183,11 @@ def main() -> None:
         with fs.open_input_stream(info.path) as f:
             data = f.read()
             meta = f.metadata() or {}
-        t = convert(pajson.read_json(pa.BufferReader(data), parse_options=parse), producer_schema)
+        t = pajson.read_json(pa.BufferReader(data), parse_options=parse)
+        for name in geometry:
+            i = t.column_names.index(name)
+            t = t.set_column(i, pa.field(name, pa.large_binary()), points_wkb(t.column(i)))
+        t = convert(t, producer_schema)
         if maps:
             objects = [json.loads(line) for line in data.splitlines() if line.strip()]
             for f in maps:
@@ -154,11 +212,12 @@ def main() -> None:
     del tables
     t_read = time.monotonic()
 
-    table.append(data)
+    upserted = table.upsert(data, join_cols=a.upsert_key) if a.upsert_key else table.append(data)
     t_append = time.monotonic()
     snapshot = table.refresh().current_snapshot()
     emit(
         {
+            **({"rows_updated": upserted.rows_updated, "rows_inserted": upserted.rows_inserted} if a.upsert_key else {}),
             "rows": data.num_rows,
             "batches": len(infos),
             "bytes": total_bytes,

@@ -2,7 +2,9 @@
 // for every id, and the columns whose exact sums the read-back checks. Rows are deterministic (the
 // same id gives the same text every run), and each row's sums are known from the values written, so
 // nothing is parsed back to know what was sent.
-import { rowJson } from './common.ts'
+import { COLUMNS, rowJson } from './common.ts'
+import { envInt, rowFigures } from './harness.ts'
+import { changedIds, changedRow } from './keyed-input.ts'
 
 /** A column as POST /v1/tables takes it, or a nested field of a whole schema (`schema.fields`). */
 type Column = { name: string; type: string | Record<string, unknown>; required?: boolean; doc?: string }
@@ -16,10 +18,19 @@ export interface RollSchema {
   formatVersion: 2 | 3
   /** Rows a batch by default: about 120 KiB of NDJSON, so 400 batches stay under a roll's 64 MiB. */
   rowsPerBatch: number
-  /** The row's JSON text, and its value in each summed column (integers; decimals in units of their scale; timestamps in µs). */
-  row(id: number): { json: string; sums: Record<string, bigint> }
+  /**
+   * The row's JSON text, and its value in each summed column (integers; decimals in units of their
+   * scale; timestamps in µs; a point's x or y, "pos.x", in units of its scale). A keyed schema's row
+   * may replace a row the table holds: `replaces` is that row's values.
+   */
+  row(id: number): { json: string; sums: Record<string, bigint>; replaces?: Record<string, bigint> }
   /** The summed columns and their scale (0 for integers and timestamps). */
   summed: Record<string, number>
+  /**
+   * A keyed sink's: its key, and the table's rows before the roll (`baseRows` of common.ts rowJson,
+   * ids 0..baseRows-1, seeded untimed by keyed-input.ts).
+   */
+  keyed?: { key: string[]; baseRows: number }
 }
 
 const pad2 = (n: number) => String(n).padStart(2, '0')
@@ -284,7 +295,73 @@ const longStrings: RollSchema = {
   summed: { id: 0, ts: 0 },
 }
 
-export const ROLL_SCHEMAS: Record<string, RollSchema> = Object.fromEntries([narrow, mixed, wide, decimalHeavy, nested, longStrings].map((s) => [s.name, s]))
+// Points on a grid of 1/1024 degree: each coordinate a double with at most 10 decimals, written
+// exactly in JSON, so the sums of x and y are exact at 10 decimal places on every side.
+const GRID = 1024
+const COORD_UNITS = 10n ** 10n / BigInt(GRID) // 1/1024 in units of 1e-10 (9765625)
+
+const geometry: RollSchema = {
+  name: 'geometry',
+  about: '{id long, ts timestamptz, device string, pos geometry (a GeoJSON Point), speed double} on a format-version 3 table',
+  columns: [
+    { name: 'id', type: 'long', required: true, doc: 'row id' },
+    { name: 'ts', type: 'timestamptz', doc: 'event time' },
+    { name: 'device', type: 'string', doc: 'a device' },
+    { name: 'pos', type: 'geometry', doc: 'where it was (OGC:CRS84)' },
+    { name: 'speed', type: 'double', doc: 'km/h' },
+  ],
+  formatVersion: 3,
+  rowsPerBatch: 900,
+  row(id) {
+    const ts = stamp(id, 'Z')
+    const kx = Math.imul(id, 7919) >>> 0
+    const ky = Math.imul(id, 104729) >>> 0
+    const x = BigInt((kx % (360 * GRID)) - 180 * GRID)
+    const y = BigInt((ky % (180 * GRID)) - 90 * GRID)
+    const coord = (k: bigint) => String(Number(k) / GRID)
+    const pos = `{"type":"Point","coordinates":[${coord(x)},${coord(y)}]}`
+    return {
+      json: `{"id":${id},"ts":"${ts.text}","device":"truck-${id % 2000}","pos":${pos},"speed":${(id % 1300) / 10}}`,
+      sums: { id: BigInt(id), ts: ts.us, 'pos.x': x * COORD_UNITS, 'pos.y': y * COORD_UNITS },
+    }
+  },
+  summed: { id: 0, ts: 0, 'pos.x': 10, 'pos.y': 10 },
+}
+
+/** The keyed table's rows before the roll (BENCH_KEYED_BASE_ROWS, default 1,000,000: the issue's "upsert into 1M rows"). */
+const KEYED_BASE_ROWS = envInt('BENCH_KEYED_BASE_ROWS', 1_000_000)
+let keyedIds: Int32Array | null = null
+
+// Rows 1, 3, 5, … change rows the table holds (distinct ids drawn uniformly at random from all of
+// them, as bench:upsert draws its changes); rows 2, 4, 6, … are new keys past them.
+const keyed: RollSchema = {
+  name: 'keyed',
+  about: `{id long, name string, ts timestamptz, amount decimal(18,2) as a number}, key ["id"], into a table of ${KEYED_BASE_ROWS.toLocaleString('en-US')} rows: half the rows change a row it holds, half are new keys`,
+  columns: COLUMNS,
+  formatVersion: 2,
+  rowsPerBatch: 250,
+  row(n) {
+    if (n % 2 === 0) {
+      const json = rowJson(KEYED_BASE_ROWS + n / 2 - 1)
+      const f = rowFigures(json)
+      return { json, sums: { id: f.id, amount: f.cents } }
+    }
+    const k = (n - 1) / 2
+    if (k >= KEYED_BASE_ROWS) throw new Error(`keyed: row ${n} would change row ${k} of ${KEYED_BASE_ROWS}; raise BENCH_KEYED_BASE_ROWS or send fewer rows`)
+    keyedIds ??= changedIds(KEYED_BASE_ROWS, KEYED_BASE_ROWS)
+    const id = keyedIds[k]
+    const json = changedRow(id)
+    const now = rowFigures(json)
+    const was = rowFigures(rowJson(id))
+    return { json, sums: { id: now.id, amount: now.cents }, replaces: { id: was.id, amount: was.cents } }
+  },
+  summed: { id: 0, amount: 2 },
+  keyed: { key: ['id'], baseRows: KEYED_BASE_ROWS },
+}
+
+export const ROLL_SCHEMAS: Record<string, RollSchema> = Object.fromEntries(
+  [narrow, mixed, wide, decimalHeavy, nested, longStrings, geometry, keyed].map((s) => [s.name, s]),
+)
 
 /** Units of `scale` as decimal text ("-12.05"); scale 0: the integer's digits. */
 export function unitsText(units: bigint, scale: number): string {
