@@ -164,7 +164,7 @@ const OTLP_LOGS_OPERATION: Operation = {
     200: object({ partialSuccess: object({ rejectedLogRecords: INTEGER, errorMessage: STRING }, []) }, []),
   },
   statuses: {
-    200: 'Stored (or a duplicate of an earlier export); partialSuccess.rejectedLogRecords counts the records that cannot be rows (a trace or span id of the wrong length, a time past 2262 for a nanosecond column)',
+    200: 'Stored (or a duplicate of an earlier export); partialSuccess.rejectedLogRecords counts the records that cannot be rows (a trace or span id of the wrong length, a time past 2262 for a nanosecond column, an unpaired surrogate); they are stored with the export and reach the sink’s rejects file at the roll',
     400: 'invalid_otlp (not an ExportLogsServiceRequest); malformed_json; malformed_gzip; invalid_idempotency_key',
     409: 'otlp_table_mismatch: the sink’s table lacks the otlp_logs columns (command: the create line); idempotency_key_reused; quota_exceeded',
     413: 'Over 16 MiB',

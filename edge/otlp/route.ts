@@ -71,14 +71,19 @@ async function logs(c: Context<AppEnv>) {
   }
   const rows = rowsOf(records, shape)
   const why =
-    rows.rejected > 0 ? 'log records with a trace_id or span_id of the wrong length, a time past 2262 for a nanosecond column, or an unpaired surrogate' : ''
-  if (rows.rows === 0) {
-    // Nothing to store (an empty export, or every record rejected): the key still decides.
+    rows.rejected > 0
+      ? 'log records with a trace_id or span_id of the wrong length, a time past 2262 for a nanosecond column, or an unpaired surrogate; each is kept in the sink’s rejects once rolled'
+      : ''
+  if (records.length === 0) {
+    // Nothing to store (an empty export): the key still decides.
     await authenticate()
-    return exported(c, encoding, rows.rejected, why)
+    return exported(c, encoding, 0, why)
   }
-  input.bytes = rows.ndjson.length
+  // The rejected records are stored too (their lines the roller refuses into the rejects file), as the
+  // send route stores the elements that are not objects; only the rows' bytes are metered.
+  input.bytes = rows.rowBytes
   input.rows = rows.rows
+  input.rejected = rows.rejected
   const ledger = await recordBatch(c, input)
   if (!ledger.sink || !ledger.batch || !timingSafeEqual(input.sendKeySha256, ledger.sink.sendKeySha256)) throw wrongKey()
   if (ledger.batch.bodySha256 !== digest)

@@ -1,7 +1,9 @@
 // A log record → one row of the otlp_logs preset, as an NDJSON line the roller converts like any
 // other: times as RFC 3339 text in the table's precision, AnyValues as JSON text written here
 // (an intValue keeps all its digits), ids as lower-case hex. A record that cannot be a row is
-// counted, not stored: the export's partialSuccess.rejectedLogRecords.
+// counted in the export's partialSuccess.rejectedLogRecords and still stored as a line, written so
+// the roller refuses it into the sink's rejects file (type_mismatch on the column at fault), as the
+// send route stores an element that is not an object: the rejects keep every record sent.
 import { formatTimestamptzMicros, formatTimestamptzNanos } from '../../iceberg/spec/temporal.ts'
 import type { Shape } from './preset.ts'
 import type { AnyValue, KeyValue, LogRecord, Scope } from './records.ts'
@@ -43,65 +45,82 @@ function repeats(kvs: KeyValue[]): boolean {
   return false
 }
 
+const q = JSON.stringify
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 const NS_MAX = (1n << 63n) - 1n
 
-/** An id of `size` bytes as hex; null when absent (empty or all zeros, OTLP's "invalid id"); undefined when the wrong length. */
-function id(b: Uint8Array, size: number): string | null | undefined {
+/** A column's value as the line writes it (JSON), and whether the roller will refuse it. */
+type Written = { json: string; refused: boolean }
+const NULL: Written = { json: 'null', refused: false }
+
+/**
+ * An id of `size` bytes as hex; null when absent (empty or all zeros, OTLP's "invalid id"). One of
+ * the wrong length is written as its bytes, an array: the roller refuses it for the string column,
+ * its reject saying `got: array of <n>`, the length that was wrong.
+ */
+function id(b: Uint8Array, size: number): Written {
   let zero = true
   for (let i = 0; i < b.length && zero; i++) zero = b[i] === 0
-  if (zero) return null
-  return b.length === size ? hex(b) : undefined
+  if (zero) return NULL
+  return b.length === size ? { json: `"${hex(b)}"`, refused: false } : { json: `[${b.join(',')}]`, refused: true }
 }
 
-function time(ns: bigint, nanos: boolean): string | null | undefined {
-  if (ns === 0n) return null // "unknown or missing" in OTLP
-  if (nanos) return ns > NS_MAX ? undefined : formatTimestamptzNanos(ns)
-  return formatTimestamptzMicros(ns / 1000n)
+function time(ns: bigint, nanos: boolean): Written {
+  if (ns === 0n) return NULL // "unknown or missing" in OTLP
+  if (!nanos) return { json: `"${formatTimestamptzMicros(ns / 1000n)}"`, refused: false }
+  if (ns <= NS_MAX) return { json: `"${formatTimestamptzNanos(ns)}"`, refused: false }
+  // Past 2262: written all the same, to the nanosecond; the roller refuses it as out of range.
+  const micros = formatTimestamptzMicros(ns / 1000n)
+  return { json: `"${micros.slice(0, -1)}${String(ns % 1000n).padStart(3, '0')}Z"`, refused: true }
 }
 
-const q = JSON.stringify
+/** A string taken as sent: a lone surrogate (only OTLP/JSON can carry one) cannot be UTF-8, and the roller refuses it. */
+const sent = (v: string | null): Written => (v === null ? NULL : { json: q(v), refused: LONE_SURROGATE.test(v) })
 
 /**
- * The row's resource, scope and service_name as its JSON line writes them (…,"service_name":…), or
- * null when service.name has a lone surrogate. The decoders hand every record of a ScopeLogs the same
- * resource and scope objects, so rowsOf makes this once for them, not once a record.
+ * The row's resource, scope and service_name as its JSON line writes them (…,"service_name":…). The
+ * decoders hand every record of a ScopeLogs the same resource and scope objects, so rowsOf makes this
+ * once for them, not once a record.
  */
-function sharedPart(resource: KeyValue[], scope: Scope): string | null {
+function sharedPart(resource: KeyValue[], scope: Scope): Written {
   const service = resource.findLast((kv) => kv.key === 'service.name')?.value
-  const serviceName = service && 'string' in service ? service.string : null
-  if (serviceName !== null && LONE_SURROGATE.test(serviceName)) return null
+  const serviceName = sent(service && 'string' in service ? service.string : null)
   const scopeJson = `{"name":${q(scope.name)},"version":${q(scope.version)},"attributes":${attributesJson(scope.attributes)}}`
-  return `"resource":${q(attributesJson(resource))},"scope":${q(scopeJson)},"service_name":${q(serviceName)}`
+  return { json: `"resource":${q(attributesJson(resource))},"scope":${q(scopeJson)},"service_name":${serviceName.json}`, refused: serviceName.refused }
 }
 
 /**
- * The row's NDJSON line (with '\n'), or null for a record that cannot be one. Written as
- * JSON.stringify would write the object {time, observed_time, severity_number, severity_text, body,
- * attributes, resource, scope, service_name, trace_id, span_id}: every value is a string, a small int
- * or null.
+ * The row's NDJSON line (with '\n'), written as JSON.stringify would write the object {time,
+ * observed_time, severity_number, severity_text, body, attributes, resource, scope, service_name,
+ * trace_id, span_id}, and whether the roller will refuse it. Inside the JSON text columns
+ * JSON.stringify has escaped any lone surrogate, which keeps them valid; the times and ids are ours.
  */
-function rowLine(r: LogRecord, shape: Shape, shared: string | null): string | null {
+function rowLine(r: LogRecord, shape: Shape, shared: Written): Written {
   const traceId = id(r.traceId, 16)
   const spanId = id(r.spanId, 8)
   const t = time(r.timeUnixNano, shape.timeNs)
   const observed = time(r.observedTimeUnixNano, shape.observedNs)
-  if (shared === null || traceId === undefined || spanId === undefined || t === undefined || observed === undefined) return null
-  const severityText = r.severityText || null
-  const body = r.body === null || 'empty' in r.body ? null : 'string' in r.body ? r.body.string : anyJson(r.body)
-  // A lone surrogate (only OTLP/JSON can carry one) cannot be written as UTF-8; inside the JSON
-  // texts JSON.stringify has escaped it, which keeps those columns valid, and the times and ids are
-  // ours: only the columns taken as sent are looked at (service_name by sharedPart).
-  if ((severityText !== null && LONE_SURROGATE.test(severityText)) || (body !== null && LONE_SURROGATE.test(body))) return null
-  return `{"time":${q(t)},"observed_time":${q(observed)},"severity_number":${q(r.severityNumber)},"severity_text":${q(severityText)},"body":${q(body)},"attributes":${q(attributesJson(r.attributes))},${shared},"trace_id":${q(traceId)},"span_id":${q(spanId)}}\n`
+  const severityText = sent(r.severityText || null)
+  const body = sent(r.body === null || 'empty' in r.body ? null : 'string' in r.body ? r.body.string : anyJson(r.body))
+  const refused = [traceId, spanId, t, observed, severityText, body, shared].some((w) => w.refused)
+  return {
+    json: `{"time":${t.json},"observed_time":${observed.json},"severity_number":${q(r.severityNumber)},"severity_text":${severityText.json},"body":${body.json},"attributes":${q(attributesJson(r.attributes))},${shared.json},"trace_id":${traceId.json},"span_id":${spanId.json}}\n`,
+    refused,
+  }
 }
 
-/** The export's rows as NDJSON, and how many records could not be rows. */
-export function rowsOf(records: LogRecord[], shape: Shape): { ndjson: Uint8Array; rows: number; rejected: number } {
+/**
+ * The export's NDJSON, a line per record in order (line i is record i), how many are rows the table
+ * takes, how many the roller will refuse, and the rows' bytes (what ingest_bytes counts, as the send
+ * route counts only its objects).
+ */
+export function rowsOf(records: LogRecord[], shape: Shape): { ndjson: Uint8Array; rows: number; rejected: number; rowBytes: number } {
   const lines: string[] = []
+  let rejected = 0
+  let refusedBytes = 0
   let resource: KeyValue[] | undefined
   let scope: Scope | undefined
-  let shared: string | null = null
+  let shared: Written = NULL
   for (const r of records) {
     if (r.resource !== resource || r.scope !== scope) {
       resource = r.resource
@@ -109,7 +128,12 @@ export function rowsOf(records: LogRecord[], shape: Shape): { ndjson: Uint8Array
       shared = sharedPart(resource, scope)
     }
     const line = rowLine(r, shape, shared)
-    if (line !== null) lines.push(line)
+    lines.push(line.json)
+    if (line.refused) {
+      rejected++
+      refusedBytes += new TextEncoder().encode(line.json).length
+    }
   }
-  return { ndjson: new TextEncoder().encode(lines.join('')), rows: lines.length, rejected: records.length - lines.length }
+  const ndjson = new TextEncoder().encode(lines.join(''))
+  return { ndjson, rows: records.length - rejected, rejected, rowBytes: ndjson.length - refusedBytes }
 }

@@ -205,6 +205,8 @@ describe('OTLP/JSON by hand: 64-bit values, microsecond columns, partial success
                 traceId: TRACE_ID.toUpperCase(),
               },
               { timeUnixNano: '1764763201000000000', body: { stringValue: 'a bad span id' }, spanId: 'abcd' },
+              // An unpaired surrogate (JSON.stringify writes it as \ud800): no UTF-8 can hold it.
+              { timeUnixNano: '1764763202000000000', severityText: '\uD800', body: { stringValue: 'a lone surrogate' } },
             ],
           },
         ],
@@ -214,13 +216,13 @@ describe('OTLP/JSON by hand: 64-bit values, microsecond columns, partial success
   // Numbers past 2^53 as JSON numbers, written into the text as no JS number could hold them.
   const raw = JSON.stringify(exportBody).replace('"@OBSERVED@"', '1764763200999999999').replace('"@BIG@"', '9007199254740993')
 
-  it('answers 200 with partialSuccess for the record that cannot map, and the same on a retry (stored once)', async () => {
+  it('answers 200 with partialSuccess for the records that cannot map, and the same on a retry (stored once)', async () => {
     const post = () => call(`/v1/sinks/${sink.id}/otlp/v1/logs`, { key: sink.sendKey, headers: { 'content-type': 'application/json' }, body: raw })
     for (const res of [await post(), await post()]) {
       expect([res.status, res.headers.get('content-type')]).toEqual([200, expect.stringMatching(/^application\/json/)])
-      expect(res.body).toEqual({ partialSuccess: { rejectedLogRecords: 1, errorMessage: expect.any(String) } })
+      expect(res.body).toEqual({ partialSuccess: { rejectedLogRecords: 2, errorMessage: expect.any(String) } })
     }
-    expect((await ledger(db, sink.id)).map((b) => b.rows)).toEqual([1])
+    expect((await ledger(db, sink.id)).map((b) => [b.rows, b.rejected])).toEqual([[1, 2]])
   })
 
   it('rolls, and PyIceberg reads the integers whole, the times in microseconds', async () => {
@@ -240,6 +242,19 @@ describe('OTLP/JSON by hand: 64-bit values, microsecond columns, partial success
         span_id: null,
       },
     ])
+  })
+
+  it('keeps the two refused records in the sink’s rejects, as the roller refused them (GET /v1/sinks/{id}/rejects)', async () => {
+    const res = await call(`/v1/sinks/${sink.id}/rejects`, { key: stack().adminKey })
+    expect(res.status).toBe(200)
+    const batchId = (await ledger(db, sink.id))[0].batch_id
+    expect(res.body.rejects.map((r: any) => [r.batch_id, r.index, r.reason, r.field, r.expected, r.got])).toEqual([
+      // The span id's two bytes, written as an array: the length that was wrong.
+      [batchId, 1, 'type_mismatch', 'span_id', 'string', 'array of 2'],
+      [batchId, 2, 'type_mismatch', 'severity_text', 'string', expect.stringContaining('unpaired UTF-16 surrogate')],
+    ])
+    expect(res.body.rejects[0].row).toMatchObject({ time: '2025-12-03T12:00:01.000000Z', body: 'a bad span id', span_id: [171, 205], service_name: 'billing' })
+    expect(res.body.rejects[1].row).toMatchObject({ severity_text: '\uD800', body: 'a lone surrogate' })
   })
 })
 
