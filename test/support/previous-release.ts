@@ -63,11 +63,17 @@ export async function previousRelease(): Promise<PreviousRelease> {
   const commit = previousReleaseCommit()
   const dir = join(cacheRoot(), commit)
   const done = join(dir, 'built.json')
-  if (!existsSync(done)) await buildInto(commit, dir)
-  const packages = (JSON.parse(readFileSync(done, 'utf8')) as { packages: 'shared' | 'own' }).packages
+  // A build on shared packages holds only while today's lock file is still its own: built again if not.
+  if (!existsSync(done) || (builtWith(done) === 'shared' && !sameLock(join(dir, 'src')))) await buildInto(commit, dir)
+  const packages = builtWith(done)
   if (packages === 'shared') linkModules(dir, join(root, 'node_modules'))
   return { commit, roller: join(dir, 'roller.mjs'), edge: join(dir, 'edge.mjs'), migrations: join(dir, 'src', 'db', 'migrations'), packages }
 }
+
+const builtWith = (done: string) => (JSON.parse(readFileSync(done, 'utf8')) as { packages: 'shared' | 'own' }).packages
+
+/** Whether the sources in `src` have today's package-lock.json (then their bundles run on today's packages). */
+const sameLock = (src: string) => readFileSync(join(src, 'package-lock.json'), 'utf8') === readFileSync(join(root, 'package-lock.json'), 'utf8')
 
 /** dir/node_modules → `target`: where the bundles' external packages (DuckDB, the zstd wasm) resolve from. */
 function linkModules(dir: string, target: string): void {
@@ -84,7 +90,7 @@ async function buildInto(commit: string, dir: string): Promise<void> {
   mkdirSync(join(tmp, 'src'), { recursive: true })
   try {
     execFileSync('bash', ['-o', 'pipefail', '-c', `git archive ${commit} | tar -x -C ${JSON.stringify(join(tmp, 'src'))}`], { cwd: root, stdio: 'pipe' })
-    const same = readFileSync(join(tmp, 'src', 'package-lock.json'), 'utf8') === readFileSync(join(root, 'package-lock.json'), 'utf8')
+    const same = sameLock(join(tmp, 'src'))
     if (same) linkModules(tmp, join(root, 'node_modules'))
     else {
       execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: join(tmp, 'src'), stdio: 'pipe' })
