@@ -1,8 +1,8 @@
 // CPU time per stage of a roll (GET, scan, encode, compress, commit), asked for with
 // LHBOX_ROLL_STAGE_CPU=1 (bench:roll sets it). Node 20 has no per-thread CPU clock, but Linux keeps
 // each thread's own CPU time in /proc/thread-self/schedstat (its first field, ns). The file is opened
-// once per thread (thread-self names the thread that opens it) and re-read at offset 0: ~4 µs a read
-// here, against ~75 µs for a readFileSync, since a roll reads it a few times per batch and per page.
+// once per thread (thread-self names the thread that opens it) and re-read at offset 0: 4–6 µs a read
+// here (19 at load 13), against ~75 µs for a readFileSync; a roll reads it a few times per batch and per page.
 import { openSync, readSync } from 'node:fs'
 
 export const STAGES = ['get', 'scan', 'encode', 'compress', 'commit'] as const
