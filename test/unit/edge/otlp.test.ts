@@ -10,6 +10,9 @@ import { decodeJson } from '../../../edge/otlp/decode-json.ts'
 import { decodeProto } from '../../../edge/otlp/decode-proto.ts'
 import { rowsOf } from '../../../edge/otlp/row.ts'
 import { message } from '../../../edge/otlp/wire.ts'
+import { OTLP_LOGS_COLUMNS } from '../../../edge/otlp/preset.ts'
+import { parseLine } from '../../../iceberg/ingest/scan.ts'
+import { toRow } from '../../../iceberg/spec/values.ts'
 
 async function sdkRecords() {
   const memory = new InMemoryLogRecordExporter()
@@ -232,5 +235,48 @@ describe('the fast paths read and write what the general ones do', () => {
     // Every record is a line, the refused ones too (the roller refuses them into the rejects file).
     expect(lines(rows.ndjson).map((l) => JSON.parse(l).service_name)).toEqual(['\uD800', '\uD800', 'ok'])
     expect(rows.rowBytes).toBe(new TextEncoder().encode(lines(rows.ndjson)[2]).length + 1)
+  })
+})
+
+describe('records that cannot be rows: stored as lines the roller refuses (the rejects file)', () => {
+  // The preset's table as the roller checks a line against it (format version 3: nanosecond times).
+  const schema = {
+    type: 'struct' as const,
+    fields: Object.entries(OTLP_LOGS_COLUMNS).map(([name, type], i) => ({ id: i + 1, name, required: false, type })),
+  }
+  const verdict = (line: string) => {
+    const r = toRow(schema, parseLine(line), { formatVersion: 3 })
+    return r.ok ? 'ok' : r.rejects.map((x) => [x.reason, x.field, x.got])
+  }
+
+  it('a time past 2262, an id of the wrong length, an unpaired surrogate: each refused on its column', () => {
+    const body = new TextEncoder().encode(
+      JSON.stringify({
+        resourceLogs: [
+          {
+            scopeLogs: [
+              {
+                logRecords: [
+                  { timeUnixNano: '18446744073709551615', body: { stringValue: 'far future' } },
+                  { timeUnixNano: '1764763200000000000', traceId: 'abcd' },
+                  { timeUnixNano: '1764763200000000000', body: { stringValue: 'x\uDC00' } },
+                  { timeUnixNano: '1764763200000000001' },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    )
+    const rows = rowsOf(decodeJson(body), { timeNs: true, observedNs: true })
+    expect([rows.rows, rows.rejected]).toEqual([1, 3])
+    const all = lines(rows.ndjson)
+    expect(all.map(verdict)).toEqual([
+      [['type_mismatch', 'time', expect.stringContaining('2554-07-21T23:34:33.709551615Z')]],
+      [['type_mismatch', 'trace_id', 'array of 2']],
+      [['type_mismatch', 'body', expect.stringContaining('unpaired')]],
+      'ok',
+    ])
+    expect(rows.rowBytes).toBe(new TextEncoder().encode(all[3]).length + 1)
   })
 })
