@@ -8,7 +8,8 @@ run in order in one process (PyIceberg's import is most of a run's time), each w
 FsspecFileIO (s3fs) with PyIceberg's S3V4RestSigner, as the table's config asks (s3.signer, s3.signer.uri,
 s3.signer.endpoint, token): the client asks for remote signing only (X-Iceberg-Access-Delegation:
 remote-signing), so a write key receives no keys either. Runs in the venv of PyIceberg with s3fs
-(test/support/python.ts, runPyicebergS3fs), not the main one.
+(test/support/python.ts, runPyicebergS3fs), not the main one. fsspec's S3 filesystems are not shared
+(own_s3_filesystems: PyIceberg 0.12's signer races otherwise).
 
 Prints a list, one per step: {"result": ...} or, when PyIceberg raised, {"error": {"type", "message"}}:
 scan gives the rows (x ascending) and the s3.* keys of the table's FileIO; append the new snapshot id.
@@ -23,11 +24,7 @@ import sys
 
 def run(a: argparse.Namespace, token: str, op: str, rows: list | None):
     import pyarrow as pa
-    import s3fs
     from pyiceberg.catalog.rest import RestCatalog
-
-    # fsspec keeps one S3FileSystem per set of arguments, the signer of an earlier step's key with it.
-    s3fs.S3FileSystem.clear_instance_cache()
 
     catalog = RestCatalog(
         "lhbox",
@@ -52,7 +49,24 @@ def run(a: argparse.Namespace, token: str, op: str, rows: list | None):
     raise SystemExit(f"unknown op {op}")
 
 
+def own_s3_filesystems() -> None:
+    """Every S3FileSystem PyIceberg asks for is its own, as a user of PyIceberg 0.12's signer must have it.
+
+    fsspec hands all threads one S3FileSystem per set of arguments, and PyIceberg's _s3(), run once per
+    FileIO and thread, swaps the signer on that shared client by unregister then register_last. Signing is
+    the signer's alone (signature_version UNSIGNED), so a request another thread sends in between finds
+    no before-sign handler and reaches the store unsigned: "Access Denied" (apache/iceberg-python#3896,
+    open). An append's read of the parent manifest list beside its manifest write met that gap in about
+    one run of ten. fsspec's own setting skip_instance_cache gives each _s3() call a filesystem with its
+    signer, so none is swapped under a request (nor an earlier step's key kept).
+    """
+    import fsspec.config
+
+    fsspec.config.conf.setdefault("s3", {})["skip_instance_cache"] = True
+
+
 def main() -> None:
+    own_s3_filesystems()
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--rest-uri", required=True)
     p.add_argument("--warehouse", required=True)
