@@ -1,44 +1,62 @@
-// npm run soak -- [--minutes N] [--producers N] [--pause-ms N] — the chaos soak (issue 15). Loopback only; bounded;
-// it stops by itself (the deadline is the run's minutes plus 20).
+// npm run soak -- [--minutes N] [--producers N] [--pause-ms N] [--sinks N] [--rollers N] [--no-rest] — the
+// chaos soak (issues 15 and 31). Loopback only; bounded; it stops by itself (the deadline is the run's
+// minutes plus 30).
 //
-// A private stack (versitygw as the store) with three sinks in a warehouse whose S3 endpoint is a
-// fault proxy: an append sink (v2), a keyed sink (v2) and a day-partitioned v3 sink. N producers
-// (default 50) send with retries, duplicate replays and bad rows; two roller services run, one of
-// them SIGKILLed every 20–60 s and restarted; both sweep every 2 minutes; PyIceberg appends to the
-// append sink's table every 30 s; for one minute in the middle the bucket answers 503 or drops the
-// connection and the database's connections are terminated every 3 s. Then the producers stop, the
-// faults heal, the rollers drain every sink, and every table is read back by PyIceberg: every row a
-// 2xx acknowledged is in its table exactly once (keyed: the latest per key), the rejects files hold
-// exactly the bad rows sent, the ledger agrees, and no request got a 5xx outside the fault minute.
+// A private stack (versitygw as the store) with N sinks (default 3; sinks.ts) in two warehouses whose
+// S3 endpoint is a fault proxy: the SQL catalog's (append, keyed and day-partitioned v3 sinks in turn)
+// and, unless --no-rest, the Apache REST fixture's behind a fault proxy of its own (every other sink:
+// append and keyed). The producers (default 50) send to the sinks in turn, with retries, duplicate
+// replays and bad rows; R roller services (default 2) run, one picked at random SIGKILLed every 20–60 s
+// and restarted; they sweep every 2 minutes; PyIceberg and DuckDB (through lhbox's /iceberg) write
+// into two tables beside the rollers every 30 s (beside.ts). For one minute in the middle the bucket
+// answers 503 or drops the connection, the REST catalog likewise, and the database's connections are
+// terminated every 3 s. Then the producers stop, the faults heal, the rollers drain every sink, and
+// every table is read back by PyIceberg: every row a 2xx acknowledged is in its table exactly once
+// (keyed: the latest per key), the rejects files hold exactly the bad rows sent, the ledger agrees,
+// and no request got a 5xx outside the fault minute.
 import os from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { rollerCommand } from '../../dev/roller.ts'
+import { freePort } from '../../dev/ports.ts'
+import { startRestCatalog } from '../../dev/rest-catalog.ts'
 import { S3Client } from '../../iceberg/io/s3.ts'
 import { api, benchStack, Cleanup, deadline, fmt } from '../bench/common.ts'
 import { startFaultProxy } from '../support/fault-proxy.ts'
-import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
-import { startChild, type Child } from '../../dev/process.ts'
+import { ensureVenv, s3Args, sqlCatalogArgs } from '../support/python.ts'
+import { startBesideWriters } from './beside.ts'
 import { newCounts, produce, type SoakSink } from './producer.ts'
-import { verifySink, type Verdict } from './verify.ts'
+import { startRollers } from './rollers.ts'
+import { createSinks, createWarehouses } from './sinks.ts'
+import { verifySink, type Verdict, type Where } from './verify.ts'
 
 const { values } = parseArgs({
-  options: { minutes: { type: 'string', default: '10' }, producers: { type: 'string', default: '50' }, 'pause-ms': { type: 'string', default: '1000' } },
+  options: {
+    minutes: { type: 'string', default: '10' },
+    producers: { type: 'string', default: '50' },
+    'pause-ms': { type: 'string', default: '1000' },
+    sinks: { type: 'string', default: '3' },
+    rollers: { type: 'string', default: '2' },
+    'no-rest': { type: 'boolean', default: false },
+  },
 })
 const MINUTES = Number(values.minutes)
 const PRODUCERS = Number(values.producers)
+const SINKS = Number(values.sinks)
+const ROLLERS = Number(values.rollers)
+const REST = !values['no-rest']
 // Each producer pauses about this long between batches (a device's rhythm). 50 producers at 1 s send
 // ~50 batches/s, what two rollers on this 2-core machine roll with room to spare while one of them is
 // killed every 20–60 s; at 0.3 s (~95/s) the backlog grew for the whole 30 minutes.
 const PAUSE_MS = Number(values['pause-ms'])
-if (!(MINUTES > 0) || !(PRODUCERS >= 3) || !(PAUSE_MS >= 0)) throw new Error('usage: npm run soak -- [--minutes N > 0] [--producers N ≥ 3] [--pause-ms N ≥ 0]')
+if (!(MINUTES > 0) || !(PRODUCERS >= 3) || !(PAUSE_MS >= 0) || !(SINKS >= 3) || !(ROLLERS >= 2))
+  throw new Error('usage: npm run soak -- [--minutes N > 0] [--producers N ≥ 3] [--pause-ms N ≥ 0] [--sinks N ≥ 3] [--rollers N ≥ 2] [--no-rest]')
 
 const log = (line: string) => console.log(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const between = (lo: number, hi: number) => lo + Math.random() * (hi - lo)
 
 const cleanup = new Cleanup()
-deadline(cleanup, (MINUTES + 20) * 60_000, 'soak')
+deadline(cleanup, (MINUTES + 30) * 60_000, 'soak')
 const t0 = Date.now()
 const load0 = os.loadavg()
 
@@ -51,118 +69,46 @@ const db = new pg.Client(stack.databaseUrl)
 await db.connect()
 cleanup.add(() => db.end())
 
-// ---- the warehouse behind the fault proxy, three tables, three sinks --------------------------------
-const wh = await api(stack, b.apiKey, 'POST', '/v1/warehouses', {
-  name: 'soak',
-  catalog: { type: 'sql' },
-  bucket: stack.s3.bucket,
-  endpoint: proxy.url,
-  region: stack.s3.region,
-})
-const policy = { roll_seconds: 60, inactivity_seconds: 10 }
-async function sinkOn(kind: SoakSink['kind'], table: string, tableSpec: Record<string, unknown>, sink: Record<string, unknown> = {}): Promise<SoakSink> {
-  await api(stack, b.apiKey, 'POST', '/v1/tables', { warehouse: 'soak', table, doc: `soak: ${kind}`, ...tableSpec })
-  const made = await api(stack, b.apiKey, 'POST', '/v1/sinks', { warehouse: 'soak', table, name: kind, ...policy, ...sink })
-  return { kind, id: made.id, sendKey: made.send_key, table, batches: new Set(), ids: new Set(), latest: new Map(), bad: [] }
-}
-const sinks = [
-  await sinkOn('append', 'soak.events', {
-    columns: [
-      { name: 'id', type: 'long', required: true },
-      { name: 'producer', type: 'int' },
-      { name: 'who', type: 'string' },
-      { name: 'n', type: 'long' },
-    ],
-  }),
-  await sinkOn(
-    'keyed',
-    'soak.devices',
-    {
-      columns: [
-        { name: 'k', type: 'long', required: true },
-        { name: 'v', type: 'long' },
-        { name: 'who', type: 'string' },
-      ],
-    },
-    { key: ['k'] },
-  ),
-  await sinkOn('daily', 'soak.daily', {
-    format_version: 3,
-    partition: ['day(ts)'],
-    columns: [
-      { name: 'id', type: 'long', required: true },
-      { name: 'ts', type: 'timestamptz', required: true },
-      { name: 'who', type: 'string' },
-    ],
-  }),
-]
-log(`sinks: ${sinks.map((s) => `${s.kind} ${s.id}`).join(', ')}`)
+// ---- the warehouses behind the fault proxies, the sinks -----------------------------------------------
+const fixture = REST ? await startRestCatalog(join(stack.dir, 'rest'), await freePort(), stack.s3, `s3://${stack.s3.bucket}/soakrest`) : null
+if (fixture) cleanup.add(() => fixture.child.stop())
+const catalogProxy = fixture ? await startFaultProxy(fixture.uri) : null
+if (catalogProxy) cleanup.add(() => catalogProxy.stop())
+const wh = await createWarehouses(b, proxy.url, catalogProxy?.url ?? null)
+const sinks = await createSinks(b, wh, SINKS)
+const on = (c: 'sql' | 'rest') => sinks.filter((s) => s.catalog === c).length
+log(`${sinks.length} sinks: ${on('sql')} on the SQL catalog, ${on('rest')} on the REST catalog`)
 
-// ---- two roller services; the second is killed every 20–60 s --------------------------------------
-const rollerEnv = (id: string): Record<string, string> => ({
-  ...(process.env as Record<string, string>),
-  LHBOX_URL: stack.apiUrl,
-  LHBOX_BOOTSTRAP_SECRET: stack.bootstrapSecret,
-  DATABASE_URL: stack.databaseUrl,
-  S3_ACCESS_KEY_ID: stack.s3.accessKeyId,
-  S3_SECRET_ACCESS_KEY: stack.s3.secretAccessKey,
-  LHBOX_ROLLER_ID: id,
-  LHBOX_ROLLER_TICK_SECONDS: '2',
-  // A killed roller's lease runs out soon, so the other one takes its sinks.
-  LHBOX_ROLLER_LEASE_SECONDS: '30',
-  LHBOX_ROLLER_SCAN_THREADS: '1',
-  LHBOX_MAINTENANCE_HOURS: String(2 / 60),
-  LHBOX_ROLLER_BACKOFF_MIN_MS: '100',
-  LHBOX_ROLLER_BACKOFF_MAX_MS: '2000',
-})
-// A roller that ends other than by the killer's SIGKILL or the final stop is a failure of the soak
-// (the 30-minute run once lost its steady roller this way, without a word in its log).
-let rollersStopping = false
-const rollerExits: string[] = []
-const startRoller = (id: string, n: number): Child => {
-  const { cmd, args } = rollerCommand(['run'])
-  const child = startChild(`roller-${id}`, cmd, args, `${stack.dir}/roller-${id}-${n}.log`, { env: rollerEnv(id) })
-  child.proc.once('exit', (code, signal) => {
-    if (rollersStopping || signal === 'SIGKILL') return
-    rollerExits.push(`roller ${id} (${n}) ended by itself: ${signal ?? `exit ${code}`} at ${new Date().toISOString()}`)
-    log(rollerExits.at(-1)!)
-  })
-  return child
-}
-const steady = startRoller('steady', 0)
-cleanup.add(() => steady.stop())
-let victim = startRoller('victim', 0)
-cleanup.add(() => victim.stop())
-
+// ---- the roller services; one at random killed every 20–60 s ---------------------------------------------
+const rollers = startRollers(stack, ROLLERS, log)
+cleanup.add(() => rollers.stop())
 let producing = true
-let kills = 0
-const killer = (async () => {
-  while (producing) {
-    await sleep(between(20_000, 60_000))
-    if (!producing) break
-    victim.proc.kill('SIGKILL')
-    kills++
-    await sleep(between(500, 3000))
-    victim = startRoller('victim', kills)
-  }
-})()
 
 const started = Date.now()
 
 // ---- faults: one minute in the middle --------------------------------------------------------------
 const faultWindow = { from: started + (MINUTES * 60_000) / 2 - 30_000, to: 0 }
 let bucketFaults = 0
+let catalogFaults = 0
 let dbTerminations = 0
 const faults = (async () => {
   await sleep(Math.max(0, faultWindow.from - Date.now()))
   if (!producing) return
   faultWindow.from = Date.now()
-  log('faults on: the bucket answers 503 or drops, database connections are terminated')
+  log('faults on: the bucket and the REST catalog answer 503 or drop, database connections are terminated')
   const until = Date.now() + 60_000
   let tick = 0
   while (Date.now() < until && producing) {
     proxy.rule({ path: /./, action: tick % 3 === 0 ? 'drop' : { status: 503, body: '<Error><Code>SlowDown</Code></Error>' }, times: 3 })
     bucketFaults += 3
+    if (catalogProxy && tick % 2 === 0) {
+      catalogProxy.rule({
+        path: /./,
+        action: tick % 4 === 0 ? 'drop' : { status: 503, body: '{"error":{"message":"soak","type":"ServiceUnavailableException","code":503}}' },
+        times: 2,
+      })
+      catalogFaults += 2
+    }
     if (tick % 6 === 0) {
       const r = await db
         .query(
@@ -175,28 +121,13 @@ const faults = (async () => {
     await sleep(500)
   }
   proxy.heal()
+  catalogProxy?.heal()
   faultWindow.to = Date.now()
   log('faults off')
 })()
 
-// ---- PyIceberg appends to the append sink's table every 30 s ---------------------------------------
-const catalog = sqlCatalogArgs({ databaseUrl: stack.databaseUrl, catalogName: wh.id, s3: stack.s3 })
-const pyIds: bigint[] = []
-const pyMaybe: bigint[] = []
-const appender = (async () => {
-  for (let i = 0; producing; i++) {
-    await sleep(30_000)
-    if (!producing) break
-    const ids = Array.from({ length: 5 }, (_, j) => 9_000_000_000_000n + BigInt(i * 5 + j))
-    const rows = ids.map((id) => ({ id: Number(id), producer: -1, who: 'pyiceberg', n: i }))
-    try {
-      toExact(await runPython('pyiceberg_append.py', [...catalog, 'soak.events'], undefined, { input: JSON.stringify(rows) }))
-      pyIds.push(...ids)
-    } catch {
-      pyMaybe.push(...ids) // its commit may or may not have landed: at most once
-    }
-  }
-})()
+// ---- PyIceberg and DuckDB write beside the rollers every 30 s ---------------------------------------
+const beside = startBesideWriters(b, wh.sql, sinks, () => producing)
 
 // ---- lag, sampled every 5 s --------------------------------------------------------------------------
 let maxLagSeconds = 0
@@ -220,39 +151,52 @@ const sampler = (async () => {
 const counts = newCounts()
 const until = started + MINUTES * 60_000
 const progress = setInterval(
-  () => log(`${fmt(counts.acknowledged)} batches acknowledged, ${fmt(counts.rows)} rows, ${kills} kills; ${fmt(waitingNow)} batches waiting`),
+  () => log(`${fmt(counts.acknowledged)} batches acknowledged, ${fmt(counts.rows)} rows, ${rollers.kills()} kills; ${fmt(waitingNow)} batches waiting`),
   60_000,
 )
 cleanup.add(() => clearInterval(progress))
-await Promise.all(Array.from({ length: PRODUCERS }, (_, p) => produce(stack.apiUrl, sinks[p % 3], p, counts, () => Date.now() < until, PAUSE_MS)))
+// Producer p sends its seq-th batch to sink (p + seq · producers) mod sinks: every sink gets batches.
+const sinkOf = (p: number) => (seq: number) => sinks[(p + seq * PRODUCERS) % sinks.length]
+await Promise.all(Array.from({ length: PRODUCERS }, (_, p) => produce(stack.apiUrl, sinkOf(p), p, counts, () => Date.now() < until, PAUSE_MS)))
 producing = false
-await Promise.all([killer, faults, appender, sampler])
+await Promise.all([faults, beside.done, sampler])
 clearInterval(progress)
 log(`producers stopped: ${fmt(counts.acknowledged)} batches acknowledged`)
 
-// ---- drain: the victim restarted for good, both rollers roll until no batch waits ---------------------
-if (victim.proc.exitCode !== null || victim.proc.signalCode !== null) victim = startRoller('victim', kills + 1)
+// ---- drain: no more kills, every roller rolls until no batch waits -----------------------------------
+await rollers.stopKilling()
 const drainUntil = Date.now() + 10 * 60_000
 for (;;) {
   const waiting = (await view()).filter((s) => sinks.some((x) => x.id === s.id)).reduce((n, s) => n + s.lag.batches, 0)
   if (waiting === 0) break
   if (Date.now() > drainUntil) {
     // Stop what the soak started (a throw here would leave the stack running), then fail.
-    console.log(`soak: FAILED — ${waiting} batches still waiting after 10 minutes of draining (${kills} kills)`)
-    for (const e of rollerExits) console.log(`  ${e}`)
+    console.log(`soak: FAILED — ${waiting} batches still waiting after 10 minutes of draining (${rollers.kills()} kills)`)
+    for (const e of rollers.exits) console.log(`  ${e}`)
     await cleanup.run()
     process.exit(1)
   }
   await sleep(2000)
 }
-rollersStopping = true
-await Promise.all([steady.stop(), victim.stop()])
+await rollers.stop()
 log('drained')
 
 // ---- verify ---------------------------------------------------------------------------------------------
-const where = { databaseUrl: stack.databaseUrl, catalogName: wh.id, s3: stack.s3, bucket: new S3Client(stack.s3), db }
-const verdicts: Verdict[] = []
-for (const s of sinks) verdicts.push(await verifySink(where, s, s.kind === 'append' ? pyIds : [], s.kind === 'append' ? pyMaybe : []))
+const sqlArgs = sqlCatalogArgs({ databaseUrl: stack.databaseUrl, catalogName: wh.sql.id, s3: stack.s3 })
+// PyIceberg reads the REST fixture directly, not through its fault proxy.
+const restArgs = fixture ? ['--rest-uri', fixture.uri, ...s3Args(stack.s3)] : []
+const where: Where = { bucket: new S3Client(stack.s3), db, catalogArgs: (s) => (s.catalog === 'rest' ? restArgs : sqlArgs) }
+const besideOf = (s: SoakSink) => beside.writes.find((w) => w.sink === s)
+const verdicts: Verdict[] = new Array(sinks.length)
+let nextVerify = 0
+// Four PyIceberg readers at once: a process a table.
+await Promise.all(
+  Array.from({ length: 4 }, async () => {
+    for (let i = nextVerify++; i < sinks.length; i = nextVerify++)
+      verdicts[i] = await verifySink(where, sinks[i], besideOf(sinks[i])?.ids, besideOf(sinks[i])?.maybe)
+  }),
+)
+log('verified')
 // 5xx are expected for requests under way while the faults were on (one sent just before they began included).
 const outsideAll = counts.errors.filter((e) => faultWindow.to === 0 || e.end < faultWindow.from || e.at > faultWindow.to)
 // wrangler dev's proxy (a worker in a second workerd, in front of ours; no such hop on Workers) answers
@@ -269,7 +213,7 @@ const timeouts = counts.errors.filter((e) => e.what.includes('TimeoutError')).le
 const seconds = (Date.now() - t0) / 1000
 console.log('')
 console.log(
-  `soak: ${MINUTES} min of producing, ${PRODUCERS} producers pausing ~${PAUSE_MS} ms, ${fmt(seconds)} s in all; load average ${load0.map((x) => x.toFixed(2)).join(' ')} → ${os
+  `soak: ${MINUTES} min of producing, ${PRODUCERS} producers pausing ~${PAUSE_MS} ms, ${sinks.length} sinks (${on('rest')} on the REST catalog), ${ROLLERS} rollers, ${fmt(seconds)} s in all; load average ${load0.map((x) => x.toFixed(2)).join(' ')} → ${os
     .loadavg()
     .map((x) => x.toFixed(2))
     .join(' ')}`,
@@ -278,17 +222,23 @@ console.log(
   `requests ${fmt(counts.requests)} (retries ${fmt(counts.retries)}, replays ${fmt(counts.replays)}, duplicates answered ${fmt(counts.duplicates)}); batches acknowledged ${fmt(counts.acknowledged)}; rows ${fmt(counts.rows)}`,
 )
 console.log(
-  `roller kills ${kills}; bucket faults ${bucketFaults}; database connections terminated ${dbTerminations}; PyIceberg appends ${pyIds.length / 5} (+${pyMaybe.length / 5} unanswered); max lag ${fmt(maxLagSeconds)} s`,
+  `roller kills ${rollers.kills()}; bucket faults ${bucketFaults}; REST catalog faults ${catalogFaults}; database connections terminated ${dbTerminations}; ${beside.writes
+    .map((w) => `${w.engine} writes ${w.writes} (+${w.maybe.length / 5} unanswered)`)
+    .join(', ')}; max lag ${fmt(maxLagSeconds)} s`,
 )
 console.log(
   `5xx or network errors: ${counts.errors.length - outsideAll.length} under way in the fault minute (${timeouts} of them no answer in 30 s), ${outside.length} outside it (and ${devProxyResets.length} resets of wrangler dev's proxy hop); anomalies ${counts.anomalies.length}`,
 )
-for (const v of verdicts)
-  console.log(`  ${v.kind.padEnd(7)} ${v.sink}: ${fmt(v.tableRows)} rows in the table; ${v.problems.length === 0 ? 'ok' : v.problems.join('; ')}`)
+const failed = verdicts.filter((v) => v.problems.length > 0)
+const rowsIn = (kind: SoakSink['kind']) => verdicts.filter((v) => v.kind === kind).reduce((n, v) => n + v.tableRows, 0)
+console.log(
+  `tables: ${verdicts.length - failed.length} of ${verdicts.length} ok; rows in them: append ${fmt(rowsIn('append'))}, keyed ${fmt(rowsIn('keyed'))}, daily ${fmt(rowsIn('daily'))}`,
+)
+for (const v of failed.slice(0, 20)) console.log(`  ${v.kind.padEnd(7)} ${v.sink}: ${fmt(v.tableRows)} rows in the table; ${v.problems.join('; ')}`)
 for (const a of counts.anomalies.slice(0, 10)) console.log(`  anomaly: ${a}`)
 for (const e of outside.slice(0, 10)) console.log(`  error outside the faults: ${new Date(e.at).toISOString()} ${e.what}`)
-for (const e of rollerExits) console.log(`  ${e}`)
-const ok = verdicts.every((v) => v.problems.length === 0) && outside.length === 0 && counts.anomalies.length === 0 && rollerExits.length === 0
+for (const e of rollers.exits) console.log(`  ${e}`)
+const ok = failed.length === 0 && outside.length === 0 && counts.anomalies.length === 0 && rollers.exits.length === 0
 console.log(ok ? 'soak: PASSED' : 'soak: FAILED')
 await cleanup.run()
 process.exit(ok ? 0 : 1)

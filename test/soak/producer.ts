@@ -1,10 +1,12 @@
-// The soak's producers: each sends batches to one sink, as a device or an agent would — retries with
+// The soak's producers: each sends batches to its sinks in turn, as a device or an agent would — retries with
 // the same Idempotency-Key and body until it gets a 2xx, replays some acknowledged batches, and mixes
 // in bad rows. What each 2xx acknowledged is recorded, so the end can check every table against it.
 
 /** One sink of the soak and what its acknowledged batches say the table and rejects must hold. */
 export interface SoakSink {
   kind: 'append' | 'keyed' | 'daily'
+  /** Its warehouse's catalog: lhbox's SQL catalog, or the Apache REST fixture. */
+  catalog: 'sql' | 'rest'
   id: string
   sendKey: string
   table: string
@@ -34,6 +36,7 @@ export interface SoakCounts {
 export const newCounts = (): SoakCounts => ({ requests: 0, acknowledged: 0, duplicates: 0, replays: 0, retries: 0, rows: 0, errors: [], anomalies: [] })
 
 interface Batch {
+  sink: SoakSink
   id: string
   body: string
   /** Applied to the sink's expectations once acknowledged. */
@@ -75,6 +78,7 @@ function makeBatch(sink: SoakSink, producer: number, seq: number): Batch {
     elements.push(text)
   }
   return {
+    sink,
     id: `p${producer}-${seq}`,
     body: `[${elements.join(',')}]`,
     apply: () => {
@@ -119,20 +123,29 @@ async function deliver(apiUrl: string, sink: SoakSink, batch: Batch, counts: Soa
 }
 
 /**
- * One producer: sends batches to its sink until `running()` is false, then returns (its last batch
- * delivered), pausing about `pauseMs` (½–1½×) after each. About 5% of the time it first replays one of its acknowledged batches: a duplicate.
+ * One producer: sends batches until `running()` is false, then returns (its last batch delivered),
+ * the `seq`th to `sinkFor(seq)`, pausing about `pauseMs` (½–1½×) after each. About 5% of the time it
+ * first replays one of its acknowledged batches to its sink: a duplicate. One batch at a time, so a
+ * keyed sink's latest row per key is the one in this producer's last batch acknowledged there.
  */
-export async function produce(apiUrl: string, sink: SoakSink, producer: number, counts: SoakCounts, running: () => boolean, pauseMs: number): Promise<void> {
+export async function produce(
+  apiUrl: string,
+  sinkFor: (seq: number) => SoakSink,
+  producer: number,
+  counts: SoakCounts,
+  running: () => boolean,
+  pauseMs: number,
+): Promise<void> {
   const sent: Batch[] = []
   for (let seq = 0; running(); seq++) {
     if (sent.length > 0 && Math.random() < 0.05) {
       counts.replays++
       const again = pick(sent)
-      const res = await deliver(apiUrl, sink, again, counts)
+      const res = await deliver(apiUrl, again.sink, again, counts)
       if (res.status !== 200 || !res.body.includes('"duplicate":true')) counts.anomalies.push(`replay ${again.id}: ${res.status} ${res.body.slice(0, 200)}`)
     }
-    const batch = makeBatch(sink, producer, seq)
-    const res = await deliver(apiUrl, sink, batch, counts)
+    const batch = makeBatch(sinkFor(seq), producer, seq)
+    const res = await deliver(apiUrl, batch.sink, batch, counts)
     if (res.status === 202 || res.status === 200) {
       batch.apply()
       counts.acknowledged++

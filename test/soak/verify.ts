@@ -2,8 +2,7 @@
 // producers' 2xx answers acknowledged; the rejects files with the bad rows sent; the ledger with both.
 import type pg from 'pg'
 import type { S3Client } from '../../iceberg/io/s3.ts'
-import type { S3Config } from '../../iceberg/io/s3.ts'
-import { runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
+import { runPython, toExact } from '../support/python.ts'
 import type { SoakSink } from './producer.ts'
 
 export interface Verdict {
@@ -13,24 +12,15 @@ export interface Verdict {
   problems: string[]
 }
 
-interface Where {
-  databaseUrl: string
-  catalogName: string
-  s3: S3Config
+export interface Where {
   bucket: S3Client
   db: pg.Client
+  /** How PyIceberg reaches the sink's catalog (pyiceberg_scan.py's connection options). */
+  catalogArgs: (sink: SoakSink) => string[]
 }
 
-async function scanRows(w: Where, table: string, orderBy: string): Promise<Array<Record<string, any>>> {
-  const out = toExact(
-    await runPython('pyiceberg_scan.py', [
-      ...sqlCatalogArgs({ databaseUrl: w.databaseUrl, catalogName: w.catalogName, s3: w.s3 }),
-      table,
-      '--order-by',
-      orderBy,
-      '--no-files',
-    ]),
-  )
+async function scanRows(w: Where, sink: SoakSink, orderBy: string): Promise<Array<Record<string, any>>> {
+  const out = toExact(await runPython('pyiceberg_scan.py', [...w.catalogArgs(sink), sink.table, '--order-by', orderBy, '--no-files']))
   return out.rows ?? []
 }
 
@@ -63,15 +53,15 @@ function sameMultiset(label: string, want: string[], got: string[]): string[] {
 
 /**
  * One sink: its table holds every acknowledged good row exactly once (keyed: one row per key, the
- * latest), plus `alsoIds` (PyIceberg's own appends; `maybeIds` at most once: an append whose answer
- * was lost); its rejects files hold exactly the bad rows sent; its ledger has every acknowledged
+ * latest), plus `alsoIds` (an engine's own writes beside the rollers; `maybeIds` at most once: a
+ * write whose answer was lost); its rejects files hold exactly the bad rows sent; its ledger has every acknowledged
  * batch committed and nothing else.
  */
 export async function verifySink(w: Where, sink: SoakSink, alsoIds: bigint[] = [], maybeIds: bigint[] = []): Promise<Verdict> {
   const problems: string[] = []
   let tableRows: number
   if (sink.kind === 'keyed') {
-    const rows = await scanRows(w, sink.table, 'k')
+    const rows = await scanRows(w, sink, 'k')
     tableRows = rows.length
     const seen = new Map<bigint, bigint[]>()
     for (const r of rows) seen.set(r.k, [...(seen.get(r.k) ?? []), r.v])
@@ -83,13 +73,13 @@ export async function verifySink(w: Where, sink: SoakSink, alsoIds: bigint[] = [
     const extra = [...seen.keys()].filter((k) => !sink.latest.has(k))
     if (extra.length > 0) problems.push(`${extra.length} keys nobody acknowledged (e.g. ${extra.slice(0, 3)})`)
   } else {
-    const rows = await scanRows(w, sink.table, 'id')
+    const rows = await scanRows(w, sink, 'id')
     tableRows = rows.length
     const maybe = new Set(maybeIds)
     const got = rows.map((r) => r.id as bigint).filter((id) => !maybe.has(id))
     problems.push(...sameMultiset('rows', [...sink.ids, ...alsoIds].map(String), got.map(String)))
     const maybeDoubled = rows.filter((r) => maybe.has(r.id)).length - new Set(rows.filter((r) => maybe.has(r.id)).map((r) => r.id)).size
-    if (maybeDoubled > 0) problems.push(`${maybeDoubled} of PyIceberg's unanswered appends' rows are doubled`)
+    if (maybeDoubled > 0) problems.push(`${maybeDoubled} of an engine's unanswered writes' rows are doubled`)
   }
   problems.push(...sameMultiset('rejected rows', sink.bad, await rejectedRows(w, sink.id)))
   const { rows: ledger } = await w.db.query('select batch_id, state from batches where sink_id = $1', [sink.id])
