@@ -109,6 +109,9 @@ describe('register a table', () => {
     await put(junk('elsewhere'), text.split(t.location).join('s3://elsewhere/t'))
 
     expectModel(await register({ name: 'r', 'metadata-location': t.metadata }, ctx.readKey), 403, 'ForbiddenException')
+    // Another project's key: this warehouse is not found; no key at all: 401.
+    expectModel(await register({ name: 'r', 'metadata-location': t.metadata }, ctx.other.key), 404, 'NotFoundException')
+    expectModel(await register({ name: 'r', 'metadata-location': t.metadata }, ''), 401, 'NotAuthorizedException')
     expectModel(
       await rest(`/${ctx.prefix}/namespaces/${space()}_nothing/register`, { key: ctx.writeKey, json: { name: 'r', 'metadata-location': t.metadata } }),
       404,
