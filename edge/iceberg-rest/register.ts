@@ -10,7 +10,8 @@ import { answer, readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { namespaceParam } from './namespaces.ts'
 import { RegisterTableRequest } from './schemas.ts'
-import { checkLocation, checkMetadata, loadResult, refuseIfSink } from './tables.ts'
+import { checkLocation } from './location.ts'
+import { checkMetadata, loadResult, refuseIfSink } from './tables.ts'
 import { warehouseCatalogAt } from './warehouse.ts'
 
 /** RegisterTableRequest → LoadTableResult; 409 AlreadyExistsException unless overwrite (refused for a sink's table). */
@@ -21,13 +22,13 @@ export async function registerTable(c: Context<AppEnv>) {
   const id = { namespace, name: body.name }
   const location = body['metadata-location']
   const { warehouse, catalog } = await warehouseCatalogAt(c)
-  checkLocation(catalog, location)
+  await checkLocation(c, warehouse, catalog, location)
   if (!location.endsWith('.metadata.json')) throw badRequest(`metadata-location: a table metadata file (…/<n>-<uuid>.metadata.json), not ${location}`)
   // Read losslessly (snapshot ids are longs), never from the cache: the file may have been written over.
   const metadata = await catalog.readMetadata(location)
   if (metadata['format-version'] === 1) throw badRequest(`${location}: format version 1 tables are not served here (2 and 3 are)`)
   if (typeof metadata.location !== 'string') throw badRequest(`${location} is not Iceberg table metadata: it names no table location`)
-  checkLocation(catalog, metadata.location)
+  await checkLocation(c, warehouse, catalog, metadata.location)
   try {
     checkMetadata(metadata)
   } catch (err) {

@@ -20,6 +20,7 @@ import { answer, readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { namespaceParam } from './namespaces.ts'
 import { CommitTableRequest, CommitTransactionRequest, commitOf, CreateTableRequest, RenameTableRequest } from './schemas.ts'
+import { checkLocation } from './location.ts'
 import { accessTag, storageAccess } from './storage-access.ts'
 import { catalogAt, warehouseCatalogAt } from './warehouse.ts'
 
@@ -30,17 +31,6 @@ export function tableParam(c: Context<AppEnv>): TableIdentifier {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is refused here (Postgres cannot hold it)
   if (!/^[^\u0000]{1,255}$/.test(name)) throw badRequest('table: a name of 1 to 255 characters')
   return { namespace: namespaceParam(c.req.param('namespace')), name }
-}
-
-/**
- * A location the client chose must lie in the warehouse: tables of one warehouse never reach into
- * another's files. A . or .. segment is refused too (an HTTP client may resolve it out of the prefix).
- */
-export function checkLocation(catalog: SqlCatalog, location: string): void {
-  const path = location.replace(/\/+$/, '')
-  if (!path.startsWith(`${catalog.warehouseLocation}/`) || /\/\.\.?(\/|$)/.test(path)) {
-    throw badRequest(`location ${location} is outside the warehouse (${catalog.warehouseLocation}/…)`)
-  }
 }
 
 /** Table metadata an engine may commit: known column types for its format version, partitions that fit their columns. */
@@ -56,10 +46,10 @@ export function checkMetadata(m: TableMetadata): void {
   }
 }
 
-/** What the catalog would write as given: locations in the warehouse, known column types. */
-function checkUpdates(catalog: SqlCatalog, updates: TableUpdate[]): void {
+/** What the catalog would write as given: locations in the warehouse (location.ts), known column types. */
+async function checkUpdates(c: Context<AppEnv>, w: WarehouseRow, catalog: SqlCatalog, updates: TableUpdate[]): Promise<void> {
   for (const u of updates) {
-    if (u.action === 'set-location') checkLocation(catalog, u.location)
+    if (u.action === 'set-location') await checkLocation(c, w, catalog, u.location)
     if (u.action === 'add-schema') {
       const problem = schemaProblem(u.schema.fields, 3)
       if (problem) throw badRequest(`add-schema: ${problem}`)
@@ -125,7 +115,6 @@ export async function createTable(c: Context<AppEnv>) {
   const { 'format-version': version = '2', ...properties } = body.properties
   if (version !== '2' && version !== '3') throw badRequest('properties.format-version: 2 or 3')
   const { warehouse, catalog } = await warehouseCatalogAt(c)
-  if (body.location) checkLocation(catalog, body.location)
   const metadata = newTableMetadata({
     location: body.location ?? catalog.defaultLocation(id),
     schema: body.schema as { fields: NestedField[] },
@@ -135,6 +124,8 @@ export async function createTable(c: Context<AppEnv>) {
     properties,
   })
   checkMetadata(metadata)
+  // The default location too: where warehouses share a root (made before roots were unique), another's table may be there.
+  await checkLocation(c, warehouse, catalog, metadata.location)
   if (!(await catalog.namespaces.exists(namespace))) throw new IcebergError(404, 'NoSuchNamespaceException', `Namespace does not exist: ${namespace.join('.')}`)
   if (body['stage-create']) {
     if (await catalog.tableExists(id)) throw new IcebergError(409, 'AlreadyExistsException', `Table already exists: ${named(id)}`)
@@ -150,8 +141,8 @@ export async function commitTable(c: Context<AppEnv>) {
   const body = await readBody(c, CommitTableRequest)
   if (body.identifier && named(body.identifier) !== named(id)) throw badRequest(`the body names ${named(body.identifier)}, the path ${named(id)}`)
   const { requirements, updates } = commitOf(body)
-  const catalog = await catalogAt(c)
-  checkUpdates(catalog, updates)
+  const { warehouse, catalog } = await warehouseCatalogAt(c)
+  await checkUpdates(c, warehouse, catalog, updates)
   const table = await catalog.commitRequest(id, requirements, updates)
   return answer(c, { 'metadata-location': table.metadataLocation, metadata: table.metadata })
 }
@@ -160,13 +151,14 @@ export async function commitTable(c: Context<AppEnv>) {
 export async function commitTransaction(c: Context<AppEnv>) {
   need(c, 'write')
   const body = await readBody(c, CommitTransactionRequest)
-  const catalog = await catalogAt(c)
-  const changes = body['table-changes'].map((change) => {
+  const { warehouse, catalog } = await warehouseCatalogAt(c)
+  const changes = []
+  for (const change of body['table-changes']) {
     const { requirements, updates } = commitOf(change)
     if (requirements.some((r) => r.type === 'assert-create')) throw badRequest('a transaction commits to existing tables: create a table on its own')
-    checkUpdates(catalog, updates)
-    return { id: change.identifier, requirements, updates }
-  })
+    await checkUpdates(c, warehouse, catalog, updates)
+    changes.push({ id: change.identifier, requirements, updates })
+  }
   await catalog.commitTransaction(changes)
   return c.body(null, 204)
 }

@@ -12,6 +12,7 @@ import { randomHex } from '../keys.ts'
 import { jsonBody, text } from '../validate.ts'
 import { storageView } from '../storage.ts'
 import { catalogAuth, type CatalogSecret } from '../../db/catalog-secret.ts'
+import { claimRoot, defaultPrefix, normalPrefix, prefixProblem } from '../warehouse-roots.ts'
 
 export const WAREHOUSE_NAME = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name is 1–63 chars of a-z 0-9 _ -'))
 
@@ -42,7 +43,17 @@ export const CreateWarehouse = v.object({
   bucket: v.optional(v.pipe(text(), v.minLength(3), v.maxLength(63))),
   endpoint: v.optional(HttpUrl),
   region: v.optional(v.pipe(text(), v.minLength(1))),
-  prefix: v.optional(v.pipe(text(), v.maxLength(200)), ''),
+  // Key segments joined by /, none a . or .. (a segment never starts with a dot); left out: wh/<warehouse id>, a root of its own (warehouse-roots.ts).
+  prefix: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(200),
+      v.regex(
+        /^\/?([A-Za-z0-9_=+-][A-Za-z0-9._=+-]*(\/[A-Za-z0-9_=+-][A-Za-z0-9._=+-]*)*)?\/?$/,
+        'a prefix is key segments of A-Z a-z 0-9 . _ = + - (none starting with a dot) joined by /',
+      ),
+    ),
+  ),
   maintenance: v.optional(v.picklist(['roller', 'off']), 'roller'),
   store_read_key: v.optional(StoreReadKey),
 })
@@ -87,6 +98,10 @@ export const warehouseRoutes = new Hono<AppEnv>()
   .post('/v1/warehouses', requireKey('admin'), async (c) => {
     const body = await jsonBody(c, CreateWarehouse)
     const id = `wh_${randomHex(8)}`
+    const problem = body.prefix === undefined ? null : prefixProblem(body.prefix)
+    if (problem) throw new ApiError(400, 'invalid_request', problem, { prefix: body.prefix })
+    const bucket = body.bucket ?? c.env.S3_BUCKET
+    const prefix = body.prefix === undefined ? defaultPrefix(id) : normalPrefix(body.prefix)
     // The catalog's secrets are sealed apart from it; `catalog` keeps only how it signs in.
     let catalog: Record<string, unknown> = body.catalog
     let catalogSecret: string | null = null
@@ -97,23 +112,26 @@ export const warehouseRoutes = new Hono<AppEnv>()
     }
     const storeReadKey = body.store_read_key ? await sealStoreReadKey(c.env, id, body.store_read_key) : null
     const db = await c.var.db()
-    const [row] = await db
-      .insert(warehouses)
-      .values({
-        id,
-        projectId: c.var.principal.projectId,
-        name: body.name,
-        catalog,
-        catalogSecret,
-        storeReadKey,
-        bucket: body.bucket ?? c.env.S3_BUCKET,
-        endpoint: body.endpoint ?? c.env.S3_ENDPOINT,
-        region: body.region ?? c.env.S3_REGION,
-        prefix: body.prefix,
-        maintenance: body.maintenance,
-      })
-      .onConflictDoNothing()
-      .returning()
+    const projectId = c.var.principal.projectId
+    const [row] = await claimRoot(db, { id, projectId, bucket, prefix }, () =>
+      db
+        .insert(warehouses)
+        .values({
+          id,
+          projectId,
+          name: body.name,
+          catalog,
+          catalogSecret,
+          storeReadKey,
+          bucket,
+          endpoint: body.endpoint ?? c.env.S3_ENDPOINT,
+          region: body.region ?? c.env.S3_REGION,
+          prefix,
+          maintenance: body.maintenance,
+        })
+        .onConflictDoNothing()
+        .returning(),
+    )
     if (!row) throw new ApiError(409, 'warehouse_exists', `a warehouse named ${body.name} exists in this project`)
     return c.json(warehouseView(row), 201)
   })

@@ -1,0 +1,5 @@
+// iceberg-rest-locations.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../iceberg-rest-locations.test.ts')

@@ -1,0 +1,5 @@
+// warehouse-roots.test.ts again, against the edge on Node.
+import { onEdgeHost } from '../../support/stack.ts'
+
+onEdgeHost('node')
+await import('../warehouse-roots.test.ts')
