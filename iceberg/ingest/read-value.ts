@@ -215,9 +215,8 @@ function decimal(c: Cursor, col: Column, b: ColumnBuilder): boolean {
     }
     return true
   }
-  const text = latin1.decode(buf.subarray(i, c.digitsEnd)) + latin1.decode(buf.subarray(c.fractionStart, c.fractionEnd)) + '0'.repeat(col.scale - fracDigits)
-  const v = BigInt(text)
-  b.appendValue(c.negative ? -v : v)
+  // 16 to 38 digits: two's complement from the digits themselves (INT64 or fixed bytes by precision)
+  b.appendDecimalDigits(buf, i, c.digitsEnd, c.fractionStart, c.fractionEnd, col.scale - fracDigits, c.negative)
   return true
 }
 

@@ -6,6 +6,7 @@
 
 import { decimalRequiredBytes } from '../spec/decimal.ts'
 import type { ColumnBatch, ColumnData } from './columns.ts'
+import { decimalDigitsToFixed, decimalDigitsToInt64 } from './decimal-digits.ts'
 import { isPrimitive, parsePrimitive, type IcebergType, type Primitive, type Value } from '../spec/types.ts'
 
 const utf8 = new TextEncoder()
@@ -205,6 +206,18 @@ export class ColumnBuilder {
       bytes[at + j] = (m % 256) ^ flip
       m = Math.floor(m / 256)
     }
+    this.commitValue()
+  }
+
+  /**
+   * A decimal's unscaled value from its digit bytes (decimal-digits.ts): the integer digits
+   * buf[intStart, intEnd), the fraction's buf[fracStart, fracEnd), `zeros` more zeros to the scale;
+   * INT64 or FIXED_LEN_BYTE_ARRAY by the layout, at most 38 digits (the caller checked the precision).
+   */
+  appendDecimalDigits(buf: Uint8Array, intStart: number, intEnd: number, fracStart: number, fracEnd: number, zeros: number, negative: boolean): void {
+    const i = this.slot()
+    if (this.layout === 'INT64') decimalDigitsToInt64(this.i32, 2 * i, buf, intStart, intEnd, fracStart, fracEnd, zeros, negative)
+    else decimalDigitsToFixed(this.bytes, i * this.width, this.width, buf, intStart, intEnd, fracStart, fracEnd, zeros, negative)
     this.commitValue()
   }
 

@@ -1,13 +1,13 @@
 // Columns held as one Value per row (struct, list, map, geometry; or any column a producer handed
-// over that way) are encoded the general way: hyparquet-writer's Dremel levels and column writer,
+// over that way) are encoded the general way: Dremel levels (dremel.ts, as hyparquet-writer's) and its column writer,
 // exactly as ParquetWriter.write runs them for one top-level column (parquet/data-file.ts's writer), so these
 // columns come out as they always have, statistics included.
 
 import type { CompressionCodec, Encoding, SchemaTree } from 'hyparquet'
 import { writeColumn } from 'hyparquet-writer/src/column.js'
-import { encodeNestedValues } from 'hyparquet-writer/src/dremel.js'
 import type { ColumnEncoder, Compressors, PageIndexes, Writer } from 'hyparquet-writer/src/types.js'
 import type { Value } from '../spec/types.ts'
+import { shredValues } from './dremel.ts'
 
 export interface GeneralOptions {
   codec: CompressionCodec
@@ -35,7 +35,7 @@ export function writeValuesColumn(file: Writer, path: SchemaTree[], values: Valu
       offsetIndex: true,
       encoding,
     }
-    const pageData = encodeNestedValues(leafPath, values as unknown[] as never)
+    const pageData = shredValues(leafPath, values)
     out.push(writeColumn({ writer: file, column, pageData }))
   }
   return out

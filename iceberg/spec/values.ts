@@ -299,6 +299,12 @@ function compilePrimitive(name: string, ctx: Context): Convert {
       const [min, max] = p.kind === 'int' ? [INT_MIN, INT_MAX] : [LONG_MIN, LONG_MAX]
       const asInt = p.kind === 'int'
       return (v, path, r) => {
+        // A safe integer as a number (the scanner's nested reader gives short integers so): the value
+        // its text would parse to, without the text (-0 is 0, as String(-0) is "0").
+        if (typeof v === 'number' && Number.isSafeInteger(v)) {
+          if (!asInt) return BigInt(v)
+          if (v >= -2147483648 && v <= 2147483647) return v === 0 ? 0 : v
+        }
         const text = numberText(v)
         if (text === undefined) return bad(r, path, v)
         const n = parseExactInteger(text)
@@ -311,6 +317,11 @@ function compilePrimitive(name: string, ctx: Context): Convert {
     case 'double': {
       const round = p.kind === 'float' ? Math.fround : (x: number) => x
       return (v, path, r) => {
+        // A finite number is its shortest text's value (String(-0) is "0": -0 reads as 0).
+        if (typeof v === 'number' && Number.isFinite(v)) {
+          const x = round(v === 0 ? 0 : v)
+          if (Number.isFinite(x)) return x
+        }
         if (typeof v === 'string' && Object.hasOwn(NON_FINITE, v)) return NON_FINITE[v]
         const text = numberText(v)
         if (text === undefined) return bad(r, path, v)
