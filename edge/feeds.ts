@@ -31,8 +31,15 @@ export async function checkSql(env: Env, query: string): Promise<void> {
   if (!answer.ok) throw new ApiError(400, 'invalid_query', answer.error ?? 'DuckDB refuses this query', { query })
 }
 
-/** A files-to-rows table needs a string `path` column (one row per file); a pattern must compile. */
-export function checkFilesFeed(feed: Extract<Feed, { kind: 'files' }>, meta: TableMetadata): void {
+/**
+ * A files-to-rows table needs a string `path` column (one row per file); a pattern must compile. The
+ * prefix stays a key prefix of the bucket, inside the warehouse's root (`root`, its normalized prefix)
+ * when it has one: the bucket may hold other warehouses' files. A whole-bucket root ('', a warehouse
+ * made before roots were unique) keeps the bucket, _sink/ aside.
+ */
+export function checkFilesFeed(feed: Extract<Feed, { kind: 'files' }>, meta: TableMetadata, root: string): void {
+  if (root && !feed.prefix.startsWith(`${root}/`))
+    throw new ApiError(400, 'invalid_request', `a files sink lists its warehouse's own files: give a prefix beginning ${root}/`, { prefix: feed.prefix })
   if (feed.pattern) {
     const compiled = compilePattern(feed.pattern)
     if ('error' in compiled) throw new ApiError(400, 'invalid_pattern', compiled.error, { pattern: feed.pattern })
@@ -51,6 +58,7 @@ export async function feedOf(
   env: Env,
   body: { sql?: v.InferOutput<typeof SqlFeed>; files?: v.InferOutput<typeof FilesFeed>; mapping?: unknown; device_require?: unknown; device_strip?: unknown },
   meta: TableMetadata,
+  root: string,
 ): Promise<Feed | null> {
   if (body.sql && body.files) throw new ApiError(400, 'invalid_request', 'a sink runs a query (sql) or indexes files (files), not both')
   const feed: Feed | null = body.sql ? { kind: 'sql', ...body.sql } : body.files ? { kind: 'files', ...body.files } : null
@@ -58,6 +66,6 @@ export async function feedOf(
   if (body.mapping || body.device_require || body.device_strip)
     throw new ApiError(400, 'invalid_request', 'a feed sink has no producer: mapping and device settings are for send sinks')
   if (feed.kind === 'sql') await checkSql(env, feed.query)
-  else checkFilesFeed(feed, meta)
+  else checkFilesFeed(feed, meta, root)
   return feed
 }

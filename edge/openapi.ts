@@ -262,7 +262,12 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       auth: 'api_key',
       level: 'admin',
       body: CreateWarehouse,
-      statuses: { 201: 'Created', 409: 'warehouse_exists', 503: 'secrets_unavailable: the edge has no LHBOX_SECRETS_KEY to seal a token or credential' },
+      statuses: {
+        201: 'Created',
+        400: `${MALFORMED} (a prefix under _sink or wh); malformed_json`,
+        409: 'warehouse_exists; warehouse_location_taken: the root (bucket and prefix) equals, lies inside or holds another warehouse’s, of any project',
+        503: 'secrets_unavailable: the edge has no LHBOX_SECRETS_KEY to seal a token or credential',
+      },
       answers: { 201: WAREHOUSE },
     },
   },

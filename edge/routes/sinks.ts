@@ -29,6 +29,7 @@ import { FilesFeed, SqlFeed, type Feed } from '../../contract/feeds.ts'
 import { checkFilesFeed, checkSql, feedOf, FilesFeedPatch, SqlFeedPatch } from '../feeds.ts'
 import type { DeviceSettings } from '../devices/settings.ts'
 import { LimitsPatch, patchedLimits } from '../limits/settings.ts'
+import { normalPrefix } from '../warehouse-roots.ts'
 
 const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max))
 const Key = v.pipe(v.array(v.pipe(text(), v.minLength(1))), v.minLength(1), v.maxLength(8))
@@ -196,6 +197,7 @@ async function changedFeed(
   current: Feed | null,
   body: Pick<v.InferOutput<typeof UpdateSink>, 'sql' | 'files'>,
   tableMeta: () => Promise<LoadedTable['metadata']>,
+  root: () => Promise<string>,
 ): Promise<Feed> {
   const kind = body.sql ? 'sql' : 'files'
   if (!current || current.kind !== kind || (body.sql && body.files))
@@ -206,7 +208,7 @@ async function changedFeed(
     return next
   }
   const next = { ...current, ...body.files }
-  checkFilesFeed(next, await tableMeta())
+  checkFilesFeed(next, await tableMeta(), await root())
   return next
 }
 
@@ -233,7 +235,7 @@ export const sinkRoutes = new Hono<AppEnv>()
     checkPartitioning(table.metadata)
     checkColumnTypes(table.metadata)
     if (body.key) checkKey(table.metadata, body.key)
-    const feed = await feedOf(c.env, body, table.metadata)
+    const feed = await feedOf(c.env, body, table.metadata, normalPrefix(w.prefix))
     const device = deviceSettings(null, body, table.metadata)
 
     if (planned) {
@@ -306,9 +308,9 @@ export const sinkRoutes = new Hono<AppEnv>()
       set.limits = patchedLimits(row.limits, body.limits)
     }
     let meta: LoadedTable['metadata'] | undefined
+    const warehouse = async () => (await db.select().from(warehouses).where(eq(warehouses.id, row.warehouse_id)))[0]
     const tableMeta = async () => {
-      const [w] = await db.select().from(warehouses).where(eq(warehouses.id, row.warehouse_id))
-      meta ??= (await loadSinkTable(c, w, `${row.table_namespace}.${row.table_name}`)).metadata
+      meta ??= (await loadSinkTable(c, await warehouse(), `${row.table_namespace}.${row.table_name}`)).metadata
       return meta
     }
     if (touchesDevice(body)) {
@@ -316,7 +318,7 @@ export const sinkRoutes = new Hono<AppEnv>()
       set.device = deviceSettings(row.device, body, await tableMeta())
     }
     if (body.sql || body.files) {
-      const feed = await changedFeed(c, row.feed, body, tableMeta)
+      const feed = await changedFeed(c, row.feed, body, tableMeta, async () => normalPrefix((await warehouse()).prefix))
       set.feed = feed
       // A new schedule runs at the next tick, then on its own slots; a new query alone keeps the schedule.
       if (feed.every_seconds !== row.feed.every_seconds) set.feedNextRunAt = sql`now()`

@@ -52,6 +52,9 @@ export const CreateWarehouse = v.object({
         /^\/?([A-Za-z0-9_=+-][A-Za-z0-9._=+-]*(\/[A-Za-z0-9_=+-][A-Za-z0-9._=+-]*)*)?\/?$/,
         'a prefix is key segments of A-Z a-z 0-9 . _ = + - (none starting with a dot) joined by /',
       ),
+      v.description(
+        'The warehouse’s root in the bucket, s3://<bucket>/<prefix>. Left out: wh/<warehouse id>, a root of its own. Never under _sink or wh; a root equal to, inside or around another warehouse’s is 409 warehouse_location_taken; "" holds the whole bucket (only a bucket no other warehouse uses)',
+      ),
     ),
   ),
   maintenance: v.optional(v.picklist(['roller', 'off']), 'roller'),

@@ -23,6 +23,12 @@ const COLUMNS = [
 ]
 
 beforeAll(() => ensureVenv(), 15 * 60_000)
+/** The stack warehouse's root (its prefix): a files sink lists only under it. */
+let root = ''
+beforeAll(async () => {
+  root = (await call(`/v1/warehouses/${stack().warehouse}`, { key: stack().adminKey })).body.prefix
+})
+const under = (key: string) => (root ? `${root}/${key}` : key)
 const feedSink = feedSinksDeletedAfter(afterAll)
 const filesSink = async (opts: Parameters<typeof newSink>[1]) => {
   const sink = await newSink(stack().adminKey, opts)
@@ -58,7 +64,7 @@ async function runNow(sinkId: string) {
 
 describe.concurrent('files to rows', () => {
   it('indexes each object once, a new etag again, with the pattern parts and x-amz-meta columns; never _sink/', async () => {
-    const prefix = `uploads-${uid()}/`
+    const prefix = under(`uploads-${uid()}/`)
     const jpg = (camera: string, day: string, name: string) => `${prefix}cams/${camera}/${day}/${name}.jpg`
     await bucket().put(jpg('front', '2026-12-01', 'a'), 'A', { contentType: 'image/jpeg', metadata: { owner: 'ana' } })
     await bucket().put(jpg('back', '2026-12-02', 'b'), 'BB', { contentType: 'image/jpeg' })
@@ -105,7 +111,7 @@ describe.concurrent('files to rows', () => {
   }, 120_000)
 
   it('a table keyed on path keeps one row per file; without a pattern every object under the prefix is a row', async () => {
-    const prefix = `drop-${uid()}/`
+    const prefix = under(`drop-${uid()}/`)
     await bucket().put(`${prefix}one.csv`, '1', { contentType: 'text/csv' })
     await bucket().put(`${prefix}two.csv`, '22', { contentType: 'text/csv' })
     const columns = COLUMNS.filter((c) => ['x', 'path', 'size', 'etag'].includes(c.name))
@@ -121,7 +127,7 @@ describe.concurrent('files to rows', () => {
   }, 120_000)
 
   it('a run killed after storing its batch is committed once by the next tick, and not run again', async () => {
-    const prefix = `crash-${uid()}/`
+    const prefix = under(`crash-${uid()}/`)
     await bucket().put(`${prefix}a.bin`, 'a')
     const columns = COLUMNS.filter((c) => ['x', 'path', 'size', 'etag'].includes(c.name))
     const sink = await filesSink({ tableSpec: { columns }, sink: { files: { prefix, every_seconds: 600 } } })
@@ -148,24 +154,27 @@ describe.concurrent('files to rows', () => {
   it('never indexes the table’s own data and metadata, even under the prefix', async () => {
     const namespace = `own_${uid()}`
     const columns = COLUMNS.filter((c) => ['x', 'path', 'size'].includes(c.name))
-    // The table lives at s3://<bucket>/<namespace>/<table>/: the rule indexes the whole namespace folder.
-    const sink = await filesSink({ tableSpec: { namespace, columns }, sink: { files: { prefix: `${namespace}/`, every_seconds: 600 } } })
-    await bucket().put(`${namespace}/drop/a.txt`, 'a')
+    // The table lives at s3://<bucket>/<warehouse prefix>/<namespace>/<table>/: the rule indexes the whole namespace folder.
+    const folder = under(`${namespace}/`)
+    const sink = await filesSink({ tableSpec: { namespace, columns }, sink: { files: { prefix: folder, every_seconds: 600 } } })
+    await bucket().put(`${folder}drop/a.txt`, 'a')
     expect((await tickInProcess({ sink: sink.id })).code).toBe(0)
     // The first roll wrote the table's metadata and a data file under the prefix; the next run adds nothing.
     const own = []
-    for await (const o of bucket().list(`${namespace}/`)) if (!o.key.startsWith(`${namespace}/drop/`)) own.push(o.key)
+    for await (const o of bucket().list(folder)) if (!o.key.startsWith(`${folder}drop/`)) own.push(o.key)
     expect(own.some((k) => k.endsWith('.parquet')) && own.some((k) => k.endsWith('.metadata.json'))).toBe(true)
     expect((await runNow(sink.id)).files.last_run).toMatchObject({ outcome: 'ok', rows: 0 })
-    expect((await table(sink.table)).map((r) => String(r.path))).toEqual([`s3://${s3()}/${namespace}/drop/a.txt`])
+    expect((await table(sink.table)).map((r) => String(r.path))).toEqual([`s3://${s3()}/${folder}drop/a.txt`])
   }, 120_000)
 
-  it('refuses a malformed pattern, a prefix under _sink/, and a table without a path column', async () => {
+  it('refuses a malformed pattern, a prefix under _sink/ or outside the warehouse root, and a table without a path column', async () => {
     const tableName = await createTable(stack().adminKey, { columns: COLUMNS })
-    const body = (files: Record<string, unknown>) => ({ name: `f_${uid()}`, table: tableName, files: { prefix: 'x/', every_seconds: 300, ...files } })
+    const body = (files: Record<string, unknown>) => ({ name: `f_${uid()}`, table: tableName, files: { prefix: under('x/'), every_seconds: 300, ...files } })
     expectError(await postSink(stack().adminKey, body({ pattern: 'cams/{camera' })), 400, 'invalid_pattern')
     expectError(await postSink(stack().adminKey, body({ pattern: 'cams/{path}' })), 400, 'invalid_pattern')
     expectError(await postSink(stack().adminKey, body({ prefix: '_sink/' })), 400, 'invalid_request')
+    // Only under the warehouse's root: the bucket holds other warehouses' files (a prefix one letter longer is another root).
+    for (const prefix of ['', 'x/', `${root}x/`, root]) expectError(await postSink(stack().adminKey, body({ prefix })), 400, 'invalid_request')
     // PATCH checks the rule again.
     const made = await postSink(stack().adminKey, body({ pattern: 'cams/{camera}.jpg' }))
     expect(made.status, made.text).toBe(201)
@@ -175,9 +184,10 @@ describe.concurrent('files to rows', () => {
       400,
       'invalid_pattern',
     )
+    expectError(await call(`/v1/sinks/${made.body.id}`, { key: stack().adminKey, method: 'PATCH', json: { files: { prefix: 'x/' } } }), 400, 'invalid_request')
     const noPath = await createTable(stack().adminKey)
     expectError(
-      await postSink(stack().adminKey, { name: `f_${uid()}`, table: noPath, files: { prefix: 'x/', every_seconds: 300 } }),
+      await postSink(stack().adminKey, { name: `f_${uid()}`, table: noPath, files: { prefix: under('x/'), every_seconds: 300 } }),
       409,
       'files_table_unsupported',
     )

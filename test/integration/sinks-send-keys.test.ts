@@ -158,9 +158,11 @@ describe('who may rotate, and what', () => {
 
   const feedSink = feedSinksDeletedAfter(afterAll)
   it('a files sink has no send key to rotate or retire (409 no_send_key)', async () => {
+    // A files sink lists under its warehouse's root.
+    const root = (await call(`/v1/warehouses/${stack().warehouse}`, { key: stack().adminKey })).body.prefix
     const files = await newSink(stack().adminKey, {
       tableSpec: { columns: [{ name: 'path', type: 'string', required: true }] },
-      sink: { files: { prefix: `nokey-${uid()}/`, every_seconds: 600 } },
+      sink: { files: { prefix: `${root}/nokey-${uid()}/`, every_seconds: 600 } },
     })
     feedSink(files.id)
     expectError(await rotate(files, {}), 409, 'no_send_key')
