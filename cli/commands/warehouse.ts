@@ -119,7 +119,7 @@ export async function warehouse(conn: Connection, args: string[], flags: Flags, 
     const w = await api<Warehouse>(conn, 'GET', `/v1/warehouses/${encodeURIComponent(name)}`)
     if (flags.json) return json(w)
     const catalog = w.catalog.type === 'rest' ? `rest ${w.catalog.uri} (auth: ${w.catalog.auth})` : 'sql'
-    return [`warehouse  ${w.name} (${w.id})`, `catalog    ${catalog}`, `bucket     ${w.bucket} at ${w.endpoint}`, showStorage(w)].join('\n')
+    return [`warehouse  ${w.name} (${w.id})`, `catalog    ${catalog}`, `bucket     ${w.bucket} at ${w.endpoint}`, `root       s3://${w.bucket}${w.prefix ? `/${w.prefix}` : ''}/`, showStorage(w)].join('\n')
   }
   if (sub === 'update') {
     const secret = secretFlags(flags)
