@@ -8,6 +8,12 @@ export interface EdgeDbConfig {
   url: string
   /** Local only: "host:port" of the WebSocket→TCP bridge standing in for Neon's proxy. */
   wsProxy?: string
+  /**
+   * Local only: the server behind the bridge asks a cleartext password (pgbouncer's auth_type plain),
+   * as Neon's proxy does, so the startup, password and first statement go in one flight (the driver's
+   * default on Neon). Postgres itself behind the bridge trusts loopback and would refuse a password sent unasked.
+   */
+  pipelineConnect?: boolean
 }
 
 export function edgeClient(config: EdgeDbConfig): Client {
@@ -16,7 +22,7 @@ export function edgeClient(config: EdgeDbConfig): Client {
     neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`
     neonConfig.useSecureWebSocket = false
     neonConfig.pipelineTLS = false
-    neonConfig.pipelineConnect = false
+    neonConfig.pipelineConnect = config.pipelineConnect ? 'password' : false
   }
   return new Client({ connectionString: config.url })
 }

@@ -85,6 +85,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const edgeVars = {
       DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${poolPort}/${PG_DATABASE}`,
       NEON_WS_PROXY: `127.0.0.1:${ports.bridge}`,
+      // pgbouncer asks a cleartext password, as Neon's proxy does: the connect is pipelined as there.
+      ...(poolPort === ports.postgres ? {} : { NEON_PIPELINE_CONNECT: 'password' }),
       LHBOX_BOOTSTRAP_SECRET: opts.bootstrapSecret,
       LHBOX_SECRETS_KEY: opts.secretsKey,
       S3_ENDPOINT: s3.config.endpoint,

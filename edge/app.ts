@@ -56,7 +56,8 @@ export function createApp(open: OpenDatabase = workerDatabase) {
     let opened: Opened | undefined
     let db: Promise<EdgeDb> | undefined
     const deferred: Promise<unknown>[] = []
-    c.set('defer', (work) => void deferred.push(work.catch(() => undefined)))
+    const later: Array<() => Promise<unknown>> = []
+    c.set('defer', (work) => void (typeof work === 'function' ? later.push(work) : deferred.push(work.catch(() => undefined))))
     c.set('limiter', limiter)
     c.set('db', () => {
       db ??= (async () => {
@@ -72,6 +73,7 @@ export function createApp(open: OpenDatabase = workerDatabase) {
     try {
       await next()
     } finally {
+      for (const work of later) deferred.push(work().catch(() => undefined))
       const done = Promise.allSettled(deferred).then(() => opened?.close().catch(() => undefined))
       try {
         c.executionCtx.waitUntil(done)

@@ -29,9 +29,9 @@ export async function keyPrincipal(c: Context<AppEnv>, token: string): Promise<P
   return { keyId: row.id, projectId: row.projectId, level: row.level as Level }
 }
 
-/** last_used_at, at most once a minute per key, after the answer. */
+/** last_used_at, at most once a minute per key, started once the answer is ready (not queued ahead of the route's statements). */
 export function noteKeyUsed(c: Context<AppEnv>, keyId: string): void {
-  c.var.defer(
+  c.var.defer(() =>
     c.var.db().then((db) =>
       db
         .update(apiKeys)

@@ -80,11 +80,17 @@ export async function openStoreReadKey(env: Env, w: Pick<WarehouseRow, 'id' | 's
   return JSON.parse(plain) as StoreKeyPair
 }
 
-/** `cache`: metadata kept across requests by a caller that loads the same tables often (the S3 signer). */
+/** `cache`: metadata kept across requests by a caller that loads the same tables often (the REST catalog), by store and location. */
 export async function catalogFor(env: Env, db: EdgeDb, w: WarehouseCore, cache?: MetadataCache): Promise<Catalog> {
   const catalog = w.catalog as StoredCatalog
   if (catalog.type === 'sql') {
-    return new SqlCatalog({ name: sqlCatalogName(w), sql: db.$client, warehouseLocation: warehouseLocation(w), io: fileIO(env, w), cache })
+    return new SqlCatalog({
+      name: sqlCatalogName(w),
+      sql: db.$client,
+      warehouseLocation: warehouseLocation(w),
+      io: fileIO(env, w),
+      cache: cache?.within(w.endpoint),
+    })
   }
   const secret = await openCatalogSecret(env, w)
   // Table files go through the catalog's vended credentials when it gives them, else ours.

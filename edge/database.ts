@@ -15,7 +15,7 @@ export type OpenDatabase = (env: Env) => Promise<Opened>
 
 /** Workers: one neon client per request, to DATABASE_URL (NEON_WS_PROXY locally). */
 const neonDatabase: OpenDatabase = async (env) => {
-  const client = edgeClient({ url: env.DATABASE_URL, wsProxy: env.NEON_WS_PROXY })
+  const client = edgeClient({ url: env.DATABASE_URL, wsProxy: env.NEON_WS_PROXY, pipelineConnect: env.NEON_PIPELINE_CONNECT === 'password' })
   // A connection the server drops emits 'error' on the client: without a listener that is an
   // uncaught error in the isolate. The query in flight fails on its own (databaseFailure: 503).
   client.on('error', (err) => console.error(JSON.stringify({ level: 'warn', msg: 'the database dropped the connection', error: err.message })))

@@ -12,6 +12,8 @@ export interface Env extends LimitsEnv {
   HYPERDRIVE?: Hyperdrive
   /** Local only: "host:port" of the WebSocket→TCP bridge. Unset on Workers. */
   NEON_WS_PROXY?: string
+  /** Local only: "password" when the bridge reaches pgbouncer (cleartext auth): connect pipelined as on Neon (db/edge.ts). */
+  NEON_PIPELINE_CONNECT?: string
   /** Secret shared with the roller and the operator's bootstrap; guards /internal/*. */
   LHBOX_BOOTSTRAP_SECRET: string
   /** The intake store: the catalog's own identity (secrets) and default endpoint/region. */
@@ -50,8 +52,12 @@ interface Vars {
   /** The request's database, connected on first use and closed after the response. */
   db: () => Promise<EdgeDb>
   principal: Principal
-  /** Work that may finish after the response (waitUntil); the connection closes after it. */
-  defer: (work: Promise<unknown>) => void
+  /**
+   * Work that may finish after the response (waitUntil); the connection closes after it. A function is
+   * started only once the answer is ready: on a Worker's one connection, work already started queues
+   * ahead of the route's own statements.
+   */
+  defer: (work: Promise<unknown> | (() => Promise<unknown>)) => void
   /** The rate limits' state in this isolate or process (edge/limits/limiter.ts). */
   limiter: SendLimiter
 }

@@ -9,7 +9,7 @@ const app = createApp()
 export default {
   fetch: app.fetch,
   async scheduled(_event, env, ctx) {
-    const client = edgeClient({ url: env.DATABASE_URL, wsProxy: env.NEON_WS_PROXY })
+    const client = edgeClient({ url: env.DATABASE_URL, wsProxy: env.NEON_WS_PROXY, pipelineConnect: env.NEON_PIPELINE_CONNECT === 'password' })
     await client.connect()
     ctx.waitUntil(
       pruneLedger(edgeDb(client))

@@ -7,7 +7,6 @@ import { AwsV4Signer } from 'aws4fetch'
 import type { Context } from 'hono'
 import * as v from 'valibot'
 import { NoSuchTable } from '../../iceberg/catalog/index.ts'
-import { MetadataCache } from '../../iceberg/catalog/metadata-cache.ts'
 import type { AppEnv } from '../env.ts'
 import { levelAtLeast } from '../keys.ts'
 import { answer, readBody } from './body.ts'
@@ -28,16 +27,11 @@ const SIGNED = /^(x-amz-|content-md5$)/i
 /** Headers the signer sets itself. */
 const OURS = /^(authorization|host|x-amz-date|x-amz-security-token)$/i
 
-/**
- * Table metadata this isolate read lately, by metadata location (a file never changes): an engine signs
- * every S3 request of a scan or write, each would otherwise read the table's metadata file again.
- */
-const recent = new MetadataCache(16)
-
 export async function signRequest(c: Context<AppEnv>) {
   const body = await readBody(c, S3SignRequest)
   const id = tableParam(c)
-  const { warehouse: w, catalog } = await warehouseCatalogAt(c, recent)
+  // An engine signs every S3 request of a scan or write: the metadata file is this isolate's (recent-metadata.ts), not read again each time.
+  const { warehouse: w, catalog } = await warehouseCatalogAt(c)
   const write = levelAtLeast(c.var.principal.level, 'write')
   // A table being created (a staged create) has no location yet but its default one; only a writer writes there.
   const location = await catalog.loadTable(id).then(

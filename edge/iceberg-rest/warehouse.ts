@@ -5,11 +5,11 @@
 import { and, eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { warehouses } from '../../db/schema.ts'
-import type { MetadataCache } from '../../iceberg/catalog/metadata-cache.ts'
 import type { SqlCatalog } from '../../iceberg/catalog/sql.ts'
 import { catalogFor, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { badRequest, IcebergError } from './errors.ts'
+import { recentMetadata } from './recent-metadata.ts'
 
 const notFound = (what: string) => new IcebergError(404, 'NotFoundException', `no warehouse ${what} in this key's project`)
 
@@ -33,10 +33,13 @@ export async function warehouseOf(c: Context<AppEnv>, by: { name: string } | { i
   return w
 }
 
-/** The warehouse a path's prefix names and its SQL catalog, on the request's connection. */
-export async function warehouseCatalogAt(c: Context<AppEnv>, cache?: MetadataCache): Promise<{ warehouse: WarehouseRow; catalog: SqlCatalog }> {
+/**
+ * The warehouse a path's prefix names and its SQL catalog, on the request's connection, with the
+ * metadata files this isolate holds (recent-metadata.ts): a load whose table has not moved reads its row only.
+ */
+export async function warehouseCatalogAt(c: Context<AppEnv>): Promise<{ warehouse: WarehouseRow; catalog: SqlCatalog }> {
   const w = await warehouseOf(c, { id: c.req.param('prefix') ?? '' })
-  const catalog = await catalogFor(c.env, await c.var.db(), w, cache)
+  const catalog = await catalogFor(c.env, await c.var.db(), w, recentMetadata)
   // warehouseOf let only SQL-catalog warehouses through.
   return { warehouse: w, catalog: catalog as SqlCatalog }
 }

@@ -2,7 +2,7 @@
 // tables with no server. A commit writes metadata/<n>-<uuid>.metadata.json, then compare-and-swaps
 // the row's metadata_location (0 rows → the current metadata decides: CommitConflict, or again on it).
 import { FileNotFound, type FileIO } from '../io/file-io.ts'
-import type { MetadataCache } from './metadata-cache.ts'
+import type { MetadataLookup } from './metadata-cache.ts'
 import { SqlNamespaces, type SqlExecutor } from './sql-namespaces.ts'
 import { metadataFromUpdates } from '../spec/from-updates.ts'
 import { MetadataError, newTableMetadata, parseMetadata, serializeMetadata, type TableMetadata } from '../spec/metadata.ts'
@@ -29,7 +29,7 @@ export interface SqlCatalogOptions {
   warehouseLocation: string
   io: FileIO
   /** Metadata read or written before, by location: a load whose location is cached reads no file. */
-  cache?: MetadataCache
+  cache?: MetadataLookup
 }
 
 /** A namespace as the rows hold it: levels joined by dots, as PyIceberg's SqlCatalog and Java's JdbcCatalog write it. */
@@ -110,8 +110,9 @@ export class SqlCatalog implements Catalog {
   private async loadAt(id: TableIdentifier, metadataLocation: string): Promise<LoadedTable> {
     let metadata = this.opts.cache?.get(metadataLocation)
     if (!metadata) {
-      metadata = parseMetadata(new TextDecoder().decode(await this.opts.io.read(metadataLocation)))
-      this.opts.cache?.set(metadataLocation, metadata)
+      const text = new TextDecoder().decode(await this.opts.io.read(metadataLocation))
+      metadata = parseMetadata(text)
+      this.opts.cache?.set(metadataLocation, metadata, text.length)
     }
     return { identifier: id, metadataLocation, metadata, io: this.opts.io }
   }
@@ -148,7 +149,8 @@ export class SqlCatalog implements Catalog {
    */
   async createWithMetadata(identifier: TableIdentifier, metadata: TableMetadata): Promise<LoadedTable> {
     const metadataLocation = metadataFileLocation(metadata.location, 0)
-    await this.opts.io.write(metadataLocation, serializeMetadata(metadata), 'application/json')
+    const text = serializeMetadata(metadata)
+    await this.opts.io.write(metadataLocation, text, 'application/json')
     const res = await this.opts.sql.query(
       `insert into iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type)
        values ($1, $2, $3, $4, null, 'TABLE') on conflict do nothing`,
@@ -158,7 +160,7 @@ export class SqlCatalog implements Catalog {
       await this.opts.io.delete([metadataLocation]).catch(() => undefined)
       throw new TableAlreadyExists(`Table already exists: ${ns(identifier.namespace)}.${identifier.name}`)
     }
-    this.opts.cache?.set(metadataLocation, metadata)
+    this.opts.cache?.set(metadataLocation, metadata, text.length)
     return { identifier, metadataLocation, metadata, io: this.opts.io }
   }
 
@@ -202,7 +204,8 @@ export class SqlCatalog implements Catalog {
       [this.name, ns(id.namespace), id.name, metadataLocation],
     )
     if (res.rowCount !== 1) throw new TableAlreadyExists(`Table already exists: ${ns(id.namespace)}.${id.name}`)
-    this.opts.cache?.set(metadataLocation, metadata)
+    // Kept as registered (a file written over since is read again here, so this isolate's entry follows it).
+    this.opts.cache?.set(metadataLocation, metadata, serializeMetadata(metadata).length)
     return { identifier: id, metadataLocation, metadata, io: this.opts.io }
   }
 
@@ -295,10 +298,11 @@ export class SqlCatalog implements Catalog {
         } catch (err) {
           throw new InvalidUpdate(`${ns(id.namespace)}.${id.name}: cannot apply the updates: ${(err as Error).message}`)
         }
-        return { id, current, next, location: metadataFileLocation(next.location, metadataVersion(current.metadataLocation) + 1) }
+        const text = serializeMetadata(next)
+        return { id, current, next, text, location: metadataFileLocation(next.location, metadataVersion(current.metadataLocation) + 1) }
       }),
     )
-    await Promise.all(planned.map((p) => this.opts.io.write(p.location, serializeMetadata(p.next), 'application/json')))
+    await Promise.all(planned.map((p) => this.opts.io.write(p.location, p.text, 'application/json')))
     const discard = () => this.opts.io.delete(planned.map((p) => p.location)).catch(() => undefined)
     let moved: TableIdentifier | undefined
     let committing = false
@@ -328,7 +332,7 @@ export class SqlCatalog implements Catalog {
       await discard()
       throw new CommitConflict(`${ns(moved.namespace)}.${moved.name} changed during the commit`)
     }
-    for (const p of planned) this.opts.cache?.set(p.location, p.next)
+    for (const p of planned) this.opts.cache?.set(p.location, p.next, p.text.length)
   }
 
   /**
@@ -349,7 +353,8 @@ export class SqlCatalog implements Catalog {
       () => null,
       (error: unknown) => ({ error }),
     )
-    const [, failed] = await Promise.all([this.opts.io.write(nextLocation, serializeMetadata(next), 'application/json'), written])
+    const text = serializeMetadata(next)
+    const [, failed] = await Promise.all([this.opts.io.write(nextLocation, text, 'application/json'), written])
     if (failed) {
       await this.opts.io.delete([nextLocation]).catch(() => undefined)
       throw failed.error
@@ -370,7 +375,7 @@ export class SqlCatalog implements Catalog {
       await this.opts.io.delete([nextLocation]).catch(() => undefined)
       return null
     }
-    this.opts.cache?.set(nextLocation, next)
+    this.opts.cache?.set(nextLocation, next, text.length)
     // In the background: clean-up is best effort (a file left behind is garbage, never a wrong table).
     void this.deleteExpiredMetadata(current.metadata, next)
     return { identifier: id, metadataLocation: nextLocation, metadata: next, io: this.opts.io }

@@ -27,6 +27,8 @@ beforeAll(async () => {
   worker = await startEdge(edgeHost(), {
     DATABASE_URL: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${s.ports.postgres}/${PG_DATABASE}?application_name=${APP}`,
     NEON_WS_PROXY: `127.0.0.1:${bridgePort}`,
+    // Postgres itself (trust on loopback) asks no password: the connect is not pipelined.
+    NEON_PIPELINE_CONNECT: '',
   })
   url = worker.url
 }, 180_000)

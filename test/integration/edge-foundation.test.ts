@@ -81,8 +81,9 @@ describe('API-key auth', () => {
   it('updates last_used_at', async () => {
     const key = await newApiKey('read')
     await call('/v1/warehouses', { key })
-    const { rows } = await db.query('select last_used_at from api_keys where id = $1', [key.split('_')[2]])
-    expect(rows[0].last_used_at).toBeInstanceOf(Date)
+    // Written once the answer is ready (edge/auth.ts noteKeyUsed), so it lands just after it.
+    const lastUsed = async () => (await db.query('select last_used_at from api_keys where id = $1', [key.split('_')[2]])).rows[0].last_used_at
+    await expect.poll(lastUsed, { timeout: 10_000 }).toBeInstanceOf(Date)
   })
 })
 
