@@ -8,6 +8,9 @@ import { parsePartitionExpression, PartitionSpecError } from '../iceberg/spec/pa
 import { schemaProblem } from '../iceberg/spec/schema.ts'
 import type { NestedField } from '../iceberg/spec/types.ts'
 import { ApiError } from './errors.ts'
+import type { EdgeDb } from '../db/edge.ts'
+import { warehouseLocation, type WarehouseCore } from './catalogs.ts'
+import { tableLocationProblem } from './table-location.ts'
 
 const Ident = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'names are letters, digits and _, not starting with a digit'))
 
@@ -67,8 +70,22 @@ export function previewMetadata(request: CreateTableRequest): LoadedTable['metad
   }
 }
 
-/** Creates the table; 409 table_exists when it is there (created meanwhile). */
-export async function createTable(catalog: Catalog, namespace: string, request: CreateTableRequest): Promise<LoadedTable> {
+/**
+ * Creates the table; 409 table_exists when it is there (created meanwhile). In a SQL-catalog
+ * warehouse, 409 table_location_taken where its default location reaches another warehouse's files
+ * (table-location.ts: possible only in warehouses made before roots were unique).
+ */
+export async function createTable(
+  catalog: Catalog,
+  namespace: string,
+  request: CreateTableRequest,
+  place: { db: EdgeDb; w: WarehouseCore },
+): Promise<LoadedTable> {
+  if ((place.w.catalog as { type: string }).type === 'sql') {
+    const location = `${warehouseLocation(place.w)}/${namespace}/${request.name}`
+    const problem = await tableLocationProblem(place.db, place.w, location)
+    if (problem) throw new ApiError(409, 'table_location_taken', `${namespace}.${request.name}: ${problem}; give the warehouse a root of its own (DEPLOY.md)`)
+  }
   try {
     return await catalog.createTable([namespace], request)
   } catch (err) {

@@ -246,7 +246,7 @@ export const sinkRoutes = new Hono<AppEnv>()
         .from(sinks)
         .where(and(eq(sinks.projectId, principal.projectId), eq(sinks.name, body.name), sql`${sinks.state} <> 'deleted'`))
       if (named) throw new ApiError(409, 'sink_name_taken', `a sink named ${body.name} exists in this project`)
-      await createTable(await catalogFor(c.env, db, w), namespace, planned.request)
+      await createTable(await catalogFor(c.env, db, w), namespace, planned.request, { db, w })
     }
     const id = `snk_${randomHex(8)}`
     const { key: sendKey } = newKey('send')

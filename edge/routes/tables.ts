@@ -134,8 +134,8 @@ export const tableRoutes = new Hono<AppEnv>()
       properties: body.properties,
       doc: body.doc,
     })
-    const { catalog } = await catalogOf(c, body.warehouse)
-    return c.json(tableView(body.warehouse, await createTable(catalog, namespace, request)), 201)
+    const { catalog, w } = await catalogOf(c, body.warehouse)
+    return c.json(tableView(body.warehouse, await createTable(catalog, namespace, request, { db: await c.var.db(), w })), 201)
   })
   .get('/v1/tables', requireKey('read'), async (c) => {
     const q = query(c, ListTablesQuery)

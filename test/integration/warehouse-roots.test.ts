@@ -3,6 +3,7 @@
 // warehouse_location_taken, decided one create at a time under a lock on the bucket; _sink and wh
 // are no prefix a create may give (400). A warehouse holding a whole bucket (prefix '', as every
 // warehouse had before) is served still, and only default roots are made inside it.
+import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { newProject, uid } from '../support/sinks.ts'
 import { call, expectError, stack } from '../support/stack.ts'
@@ -73,5 +74,40 @@ describe('warehouse roots', () => {
     // A prefix of its choosing could be one of the whole-bucket warehouse's table folders.
     expectError(await create(other.key, { bucket, prefix: 'garden' }), 409, 'warehouse_location_taken')
     expectError(await create(other.key, { bucket, prefix: '' }), 409, 'warehouse_location_taken')
+  })
+
+  it('refuses a table of a whole-bucket warehouse at the folder of a table of another sharing its root (409 table_location_taken)', async () => {
+    const [legacy, other] = [await newProject(), await newProject()]
+    const bucket = `roots-${uid()}`
+    const whole = await create(legacy.key, { bucket, prefix: '' })
+    expect(whole.status, whole.text).toBe(201)
+    // Another project's warehouse at the same root, with a table garden.events, as an edge made them
+    // before roots were unique (the edge refuses that root now: it is written straight into Postgres).
+    const sharing = `wh_${uid().replace(/[^0-9a-z]/g, '')}`
+    const db = new pg.Client({ connectionString: stack().databaseUrl })
+    await db.connect()
+    try {
+      const [main] = (await call('/v1/warehouses', { key: other.key })).body.warehouses
+      const { rows } = await db.query('select project_id from warehouses where id = $1', [main.id])
+      await db.query(
+        `insert into warehouses (id, project_id, name, catalog, bucket, endpoint, region, prefix) values ($1, $2, $3, '{"type":"sql"}'::jsonb, $4, $5, $6, '')`,
+        [sharing, rows[0].project_id, `sharing_${uid()}`, bucket, stack().s3.endpoint, stack().s3.region],
+      )
+      await db.query(
+        `insert into iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, iceberg_type) values ($1, 'garden', 'events', $2, 'TABLE')`,
+        [sharing, `s3://${bucket}/garden/events/metadata/00001-x.metadata.json`],
+      )
+    } finally {
+      await db.end()
+    }
+    const columns = [{ name: 'x', type: 'long' }]
+    expectError(
+      await call('/v1/tables', { key: legacy.key, json: { warehouse: whole.body.name, table: 'garden.events', columns } }),
+      409,
+      'table_location_taken',
+    )
+    // Through a sink's table create too.
+    const sink = await call('/v1/sinks', { key: legacy.key, json: { warehouse: whole.body.name, table: 'garden.events', name: `s_${uid()}`, columns } })
+    expectError(sink, 409, 'table_location_taken')
   })
 })
