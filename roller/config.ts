@@ -21,6 +21,12 @@ export interface RollerConfig {
   leaseSeconds: number
   /** Rolls at once (LHBOX_ROLLER_CONCURRENCY): each tick leases only its free slots. */
   concurrency: number
+  /**
+   * A sink behind (more waiting than one roll takes) is rolled again at once under its lease: at most
+   * `rolls` rolls (LHBOX_ROLLER_CATCH_UP_ROLLS, default 4; 1 turns it off), none started `ms` after
+   * the first (LHBOX_ROLLER_CATCH_UP_SECONDS, default 30).
+   */
+  catchUp: { rolls: number; ms: number }
   /** A roll with more than this many bytes waiting is large: large rolls take turns (peak memory of one). */
   largeRollBytes: number
   /** LHBOX_ROLLER_WAREHOUSES: lease only sinks of these warehouse ids; all when empty. */
@@ -89,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
     leaseSeconds: Number(env.LHBOX_ROLLER_LEASE_SECONDS ?? 300),
     concurrency: positive(env, 'LHBOX_ROLLER_CONCURRENCY', 8),
     largeRollBytes: positive(env, 'LHBOX_ROLLER_LARGE_ROLL_BYTES', 4 * 1024 * 1024),
+    catchUp: { rolls: positive(env, 'LHBOX_ROLLER_CATCH_UP_ROLLS', 4), ms: nonNegative(env, 'LHBOX_ROLLER_CATCH_UP_SECONDS', 30) * 1000 },
     warehouseIds: (env.LHBOX_ROLLER_WAREHOUSES ?? '')
       .split(',')
       .map((w) => w.trim())

@@ -14,6 +14,7 @@ import type { RollerMetrics } from './metrics.ts'
 import { dedupeTable } from './dedupe.ts'
 import { measureBucket, measureTables } from './measure.ts'
 import { roll, type RollContext, type RollResult } from './roll.ts'
+import { rollCatchingUp } from './catch-up.ts'
 import { FeedWaits, runFeed, type FeedRunReport } from './feeds/run.ts'
 import { ScanPool } from './scan-pool.ts'
 import { StageCpu } from './stage-cpu.ts'
@@ -60,7 +61,8 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   // only when the roller can roll at once.
   const warm = scanPool?.warm().catch((err) => log.warn('scan threads did not start; batches wait for them', { error: String(err) }))
 
-  async function rollOne(sink: SinkView): Promise<boolean> {
+  /** One roll of a leased sink (a catch-up's `catchUp`); null when it failed or ended early (its lease given back). */
+  async function rollOne(sink: SinkView, catchUp?: RollContext['catchUp']): Promise<RollResult | null> {
     const rollId = `roll-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`
     const slog = log.child({ sink_id: sink.id, roll_id: rollId })
     const end = metrics.rollDuration.startTimer()
@@ -91,6 +93,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         maxRewriteBytes: config.maxRewriteBytes,
         log: slog,
         checkpoint: timed,
+        catchUp,
         report: async (r) => {
           await requests.track('edge', () => api.report(sink.id, r))
           // Given back: no renewal of it from now on (the roll's last steps need no lease).
@@ -134,8 +137,9 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         requests: counted,
         cpu_ms: cpuMs(cpu),
         ...(stages.enabled ? { cpu_stages_ms: stages.ms() } : {}),
+        ...(result.follows ? { follows: true } : {}),
       })
-      return true
+      return result
     } catch (err) {
       const ended = err instanceof EndTick
       const error = ended ? null : rollFailure(err)
@@ -143,7 +147,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
       slog.error(ended ? 'tick ended; the sink waits for the next one' : 'roll failed', { error: errorText(err), ...(error ? { code: error.code } : {}) })
       // Give the lease back, so another roller (or this one restarted) may try at once; the reason shows in GET /v1/sinks/{id}.
       await api.report(sink.id, { roller: config.rollerId, roll_id: rollId, consumed: [], repaired: [], release: true, error }).catch(() => undefined)
-      return false
+      return null
     } finally {
       end()
     }
@@ -158,7 +162,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     try {
       // The run's batch is committed by a second roll of the same sink, under the same lease.
       const rollRun = async () => {
-        rolled = await roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed` })
+        rolled = await roll(sink, { ...rollCtx, rollId: `${rollCtx.rollId}-feed`, catchUp: undefined })
       }
       const recordBatch = (batch: Parameters<EdgeApi['recordFeedBatch']>[1]) => api.recordFeedBatch(sink.id, batch)
       run = await runFeed(due, { ...rollCtx, log: slog, sql: config.sql, recordBatch, roll: rollRun })
@@ -184,6 +188,26 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
     )
   }
 
+  /**
+   * A catch-up's next roll: the sink's fresh view (its ledger's waiting batches, policy, key, state),
+   * its lease renewed by the same request (a forced lease by id, which only its holder gets); or
+   * null, the lease given back, when it is no longer to be rolled (disabled, deleted, taken over).
+   */
+  async function leaseAgain(sink: SinkView): Promise<SinkView | null> {
+    const askedAt = Date.now()
+    try {
+      const next = (await api.lease({ sink: sink.id, force: true })).sinks.find((s) => s.id === sink.id)
+      if (next && next.lease?.owner === config.rollerId) {
+        leases.take([sink.id], askedAt)
+        return next
+      }
+    } catch (err) {
+      log.warn('catch-up lease failed; the sink waits for a tick', { sink_id: sink.id, error: errorText(err) })
+    }
+    await giveBack(sink, 'its catch-up ends')
+    return null
+  }
+
   /** A leased sink in its slot: rolled, unless the roller is stopping or its lease cannot be kept. */
   async function rollLeased(sink: SinkView, signal?: AbortSignal): Promise<'rolled' | 'failed' | 'given back'> {
     metrics.slotsBusy.set(slots.used)
@@ -196,7 +220,15 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         await giveBack(sink, 'its lease is about to end and could not be renewed')
         return 'given back'
       }
-      return (await rollOne(sink)) ? 'rolled' : 'failed'
+      const rolled = await rollCatchingUp(sink, {
+        limits: config.catchUp,
+        log,
+        rollOnce: rollOne,
+        leaseAgain,
+        checkpoint,
+        stopping: () => signal?.aborted ?? false,
+      })
+      return rolled ? 'rolled' : 'failed'
     } finally {
       leases.drop(sink.id)
     }

@@ -1,26 +1,25 @@
 // The roll, step by step as the spec says it ("The roll", "Exactly once", "Rejects").
 // Every step boundary is a checkpoint: a crash point the tests kill the roller at.
-import { batchKey, markerKey } from '../contract/bucket.ts'
-import { SUMMARY } from '../contract/summary.ts'
+import { batchKey } from '../contract/bucket.ts'
 import { INGEST_TS } from '../contract/table.ts'
-import { CommitConflict, CommitStateUnknown, type Catalog, type LoadedTable } from '../iceberg/catalog/index.ts'
+import type { Catalog, LoadedTable } from '../iceberg/catalog/index.ts'
 import { addColumnsChange } from '../iceberg/transaction/changes.ts'
-import { CommitAbandoned, commitWithRetry, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
-import { appendFiles } from '../iceberg/transaction/merge-append.ts'
+import { commitWithRetry, type RetryPolicy, type TransactOptions } from '../iceberg/transaction/transact.ts'
 import type { Bucket } from '../iceberg/io/s3.ts'
 import { currentSchema, type TableMetadata } from '../iceberg/spec/metadata.ts'
 import type { TableUpdate } from '../iceberg/spec/updates.ts'
 import type { RollReport, SinkView } from './api.ts'
-import { EndTick, listIntake, markerBody, receivedMicros, type IntakeObject } from './intake.ts'
+import { EndTick, listIntake, receivedMicros, type IntakeObject } from './intake.ts'
 import type { Logger } from './log.ts'
-import { intakeRecords, recheckFor, storedBefore } from './recovery.ts'
+import { intakeRecords, storedBefore } from './recovery.ts'
 import { unwritableLines, wholeBatchLine, writeRejects } from './rejects.ts'
 import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
 import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
-import { commitUpsert, KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
+import { KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
 import { UNMEASURED, type StageCpu } from './stage-cpu.ts'
-import { PartitionedWriter, uploadDataFiles, WriterRefused, type EncodedFile, type WriterCodecs } from '../iceberg/writer/partitioned.ts'
+import { commitFiles, commitKeyed, recordEmptyRoll, type BatchOutcome, type Committed } from './roll-commit.ts'
+import { PartitionedWriter, WriterRefused, type WriterCodecs } from '../iceberg/writer/partitioned.ts'
 
 const MAX_BATCHES = 1000
 /**
@@ -50,6 +49,12 @@ export interface RollContext {
   maxRewriteBytes?: number
   /** CPU per stage, when asked for (LHBOX_ROLL_STAGE_CPU; its compressors come wrapped in `compression`). */
   stageCpu?: StageCpu
+  /**
+   * A catch-up (roller/catch-up.ts): the table as the previous roll under this lease left it (its
+   * commit's answer), so step 1 need not load it again; and whether another roll may follow this one
+   * under the lease, in which case a roll that could not take every batch waiting keeps the lease.
+   */
+  catchUp?: { table?: LoadedTable; mayFollow: boolean }
 }
 
 export interface RollResult {
@@ -58,6 +63,10 @@ export interface RollResult {
   rows: number
   rejectedRows: number
   repaired: number
+  /** Under a catch-up: batches this roll could not take wait, and another roll follows under the lease (it was kept). */
+  follows?: boolean
+  /** Under a catch-up: the table as this roll left it (its last commit's answer, or as step 3 had it). */
+  table?: LoadedTable
 }
 
 interface Invariant {
@@ -67,14 +76,6 @@ interface Invariant {
   settledMarkers: string[]
 }
 
-/** A batch after step 5: counts only; its rows are in the writer. */
-interface BatchOutcome {
-  batchId: string
-  key: string
-  rows: number
-  rejected: number
-}
-
 interface Validated {
   batches: BatchOutcome[]
   writer: PartitionedWriter
@@ -82,12 +83,6 @@ interface Validated {
   keyed: KeyedRows | null
   /** The writer refused the rows (v3: the batches go one by one). */
   refused: WriterRefused | null
-}
-
-interface Committed {
-  batchIds: string[]
-  snapshotId: bigint | null
-  marker: string | null
 }
 
 export async function roll(sink: SinkView, ctx: RollContext): Promise<RollResult> {
@@ -105,16 +100,22 @@ export async function roll(sink: SinkView, ctx: RollContext): Promise<RollResult
   try {
     const validated = await cpu.around('get', () => validateRows(sink, base, pending, ctx)) //   5
     const commits = await cpu.around('commit', () => writeAndCommit(sink, base, validated, seenSnapshots(table), ctx)) // 6
-    return await finishRoll(sink, invariant, validated.batches, commits, ctx, started) // 7
+    // Behind: the limits left batches waiting; under a catch-up the next roll takes them at once.
+    const follows = (ctx.catchUp?.mayFollow ?? false) && pending.length < invariant.pending.length
+    const result = await finishRoll(sink, invariant, validated.batches, commits, ctx, started, follows) // 7
+    return ctx.catchUp ? { ...result, follows, table: commits.findLast((c) => c.table)?.table ?? base } : result
   } catch (err) {
     if (!(err instanceof UpsertRefused)) throw err
     return disableForKey(sink, invariant, err, ctx)
   }
 }
 
-// 1. Reload the table as the tenant.
+// 1. Reload the table as the tenant. A catch-up's next roll starts from the table its previous roll's
+//    commit answered (the newest this roller can know; a commit on a moved table retries on the new one).
 async function reloadTable(sink: SinkView, ctx: RollContext): Promise<LoadedTable> {
-  const table = await ctx.catalog.loadTable({ namespace: [sink.table.namespace], name: sink.table.name })
+  const carried = ctx.catchUp?.table
+  const same = carried && carried.identifier.name === sink.table.name && carried.identifier.namespace.join('.') === sink.table.namespace
+  const table = same ? carried : await ctx.catalog.loadTable({ namespace: [sink.table.namespace], name: sink.table.name })
   await ctx.checkpoint('reload')
   return table
 }
@@ -276,100 +277,6 @@ async function writeAndCommit(sink: SinkView, table: LoadedTable, v: Validated, 
   return commits
 }
 
-/**
- * An empty roll (every row rejected) commits no snapshot, so no snapshot names its batches. Its marker
- * (snapshot_id null) is the record that they are consumed: a roller that dies between the batch deletes
- * and the report finds it in step 2 and reports them, instead of leaving them pending in the ledger.
- */
-async function recordEmptyRoll(sink: SinkView, batchIds: string[], ctx: RollContext): Promise<Committed> {
-  const marker = markerKey(sink.id, `${ctx.rollId}-empty-${crypto.randomUUID()}`)
-  await ctx.bucket.put(marker, markerBody(batchIds, null, new Date().toISOString()), { contentType: 'application/json' })
-  await ctx.checkpoint('marker')
-  return { batchIds, snapshotId: null, marker }
-}
-
-async function commitFiles(
-  sink: SinkView,
-  table: LoadedTable,
-  files: EncodedFile[],
-  batches: BatchOutcome[],
-  seen: Set<bigint>,
-  ctx: RollContext,
-): Promise<Committed> {
-  const batchIds = batches.map((b) => b.batchId)
-  // The data files upload while the manifests are written; the commit waits for them (and the step boundary).
-  const uploaded = uploadDataFiles(table, files).then(() => ctx.checkpoint('data-file'))
-  uploaded.catch(() => undefined) // awaited by the commit; a manifest write that fails first leaves it unheard
-  const properties = sinkSummary(
-    sink,
-    batches,
-    batches.reduce((n, b) => n + b.rows, 0),
-  )
-  let snapshotId: bigint
-  try {
-    const done = await appendFiles(
-      ctx.catalog,
-      table,
-      files.map((f) => f.dataFile),
-      { properties, retry: ctx.retry, onRetry: ctx.onRetry, recheck: recheckFor(sink, batchIds, seen), ready: uploaded },
-    )
-    if (done.unknownOutcome) logFoundAfterUnknown(ctx, done.snapshotId, done.unknownOutcome)
-    snapshotId = done.snapshotId
-  } catch (err) {
-    throw endTickFor(err)
-  }
-  await ctx.checkpoint('commit')
-  const marker = markerKey(sink.id, files[0].name)
-  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties[SUMMARY.rolledAt]), { contentType: 'application/json' })
-  await ctx.checkpoint('marker')
-  return { batchIds, snapshotId, marker }
-}
-
-/** A keyed roll: one overwrite (iceberg rewrite) with the same summary keys, marker and crash points. */
-async function commitKeyed(
-  sink: SinkView,
-  table: LoadedTable,
-  keyed: KeyedRows,
-  batches: BatchOutcome[],
-  seen: Set<bigint>,
-  ctx: RollContext,
-): Promise<Committed> {
-  const batchIds = batches.map((b) => b.batchId)
-  const properties = sinkSummary(sink, batches, keyed.size)
-  let snapshotId: bigint
-  try {
-    const done = await commitUpsert(table, sink.key!, keyed, properties, {
-      catalog: ctx.catalog,
-      rollId: ctx.rollId,
-      compression: ctx.compression,
-      checkpoint: ctx.checkpoint,
-      recheck: recheckFor(sink, batchIds, seen),
-      maxRewriteBytes: ctx.maxRewriteBytes,
-      retry: ctx.retry,
-      onRetry: ctx.onRetry,
-    })
-    if (done.unknownOutcome) logFoundAfterUnknown(ctx, done.snapshotId, done.unknownOutcome)
-    snapshotId = done.snapshotId
-  } catch (err) {
-    throw endTickFor(err)
-  }
-  await ctx.checkpoint('commit')
-  const marker = markerKey(sink.id, `${ctx.rollId}-keyed`)
-  await ctx.bucket.put(marker, markerBody(batchIds, snapshotId, properties[SUMMARY.rolledAt]), { contentType: 'application/json' })
-  await ctx.checkpoint('marker')
-  return { batchIds, snapshotId, marker }
-}
-
-function sinkSummary(sink: SinkView, batches: BatchOutcome[], rows: number): Record<string, string> {
-  return {
-    [SUMMARY.id]: sink.id,
-    [SUMMARY.batches]: batches.map((b) => b.batchId).join(','),
-    [SUMMARY.rows]: String(rows),
-    [SUMMARY.rejectedRows]: String(batches.reduce((n, b) => n + b.rejected, 0)),
-    [SUMMARY.rolledAt]: new Date().toISOString(),
-  }
-}
-
 /** A key the roller cannot apply: the sink is disabled with the upsert_* reason; its batches wait. */
 async function disableForKey(_sink: SinkView, invariant: Invariant, err: UpsertRefused, ctx: RollContext): Promise<RollResult> {
   ctx.log.warn('sink disabled: its key cannot be applied', { reason: err.reason, error: err.message })
@@ -383,21 +290,6 @@ async function disableForKey(_sink: SinkView, invariant: Invariant, err: UpsertR
   return { snapshotIds: [], batches: 0, rows: 0, rejectedRows: 0, repaired: invariant.repaired.length }
 }
 
-/**
- * A commit this roll cannot make now ends the tick, never blindly retried: abandoned (another roller
- * committed these batches), out of retries, or an outcome unknown and not found in the table (step 2
- * of the next tick finds it if it did land).
- */
-function endTickFor(err: unknown): unknown {
-  if (err instanceof CommitAbandoned || err instanceof CommitConflict) return new EndTick(err.message, err)
-  if (err instanceof CommitStateUnknown) return new EndTick(`commit outcome unknown: ${err.message}; the next tick rolls again`, err)
-  return err
-}
-
-function logFoundAfterUnknown(ctx: RollContext, snapshotId: bigint, cause: Error): void {
-  ctx.log.warn('commit outcome was unknown; found it in the table', { snapshot_id: snapshotId.toString(), error: cause.message })
-}
-
 // 7. Delete the consumed batches, then the marker while reporting. Old rejects files go in the
 //    maintenance sweep (LHBOX_REJECTS_RETENTION_DAYS), not here: listing them on every roll would cost
 //    a roll O(rejects files kept).
@@ -408,6 +300,7 @@ async function finishRoll(
   commits: Committed[],
   ctx: RollContext,
   started: number,
+  follows: boolean,
 ): Promise<RollResult> {
   const keyOf = new Map(checked.map((b) => [b.batchId, b.key]))
   for (const c of commits) {
@@ -450,8 +343,9 @@ async function finishRoll(
           }
         : null,
     rejects: { rows: rejectedRows, batches: checked.filter((b) => b.rejected > 0).length },
-    // A dedupe asked for, or a feed's run, follows this roll under the same lease; its report releases it.
-    release: !(sink.dedupe_requested_at && sink.key) && !sink.feed?.run,
+    // A dedupe asked for, a feed's run or a catch-up's next roll follows this roll under the same
+    // lease; its report releases it.
+    release: !(sink.dedupe_requested_at && sink.key) && !sink.feed?.run && !follows,
   })
   await Promise.all(markersDeleted)
   if (committedMarkers.length > 0) await ctx.checkpoint('marker-delete')

@@ -241,6 +241,8 @@ export interface UpsertContext {
 
 export interface UpsertCommit {
   snapshotId: bigint
+  /** The table as the commit answered it. */
+  table: LoadedTable
   files: EncodedFile[]
   plan: UpsertPlan
   /** Set when the commit's answer was lost and the table was found to hold the snapshot. */
@@ -316,7 +318,7 @@ export async function commitUpsert(
     throw err // CommitStateUnknown included: the table does not hold this roll's snapshot
   }
   const p = done!.plan
-  return { snapshotId: p.replace.snapshotId, files: p.files, plan: p.plan, unknownOutcome: done!.unknownOutcome }
+  return { snapshotId: p.replace.snapshotId, table: done!.table, files: p.files, plan: p.plan, unknownOutcome: done!.unknownOutcome }
 }
 
 /**
