@@ -42,7 +42,7 @@ export const WAREHOUSE_FLAGS = {
 
 const USAGE = {
   create:
-    'lhbox warehouse create <name> [--bucket B] [--endpoint URL] [--region R] [--maintenance roller|off] [--catalog-uri URL [--catalog-warehouse W] [--catalog-token-file F | --catalog-credential-file F]]',
+    'lhbox warehouse create <name> [--bucket B] [--endpoint URL] [--region R] [--prefix P (default wh/<id>)] [--maintenance roller|off] [--catalog-uri URL [--catalog-warehouse W] [--catalog-token-file F | --catalog-credential-file F]]',
   update: 'lhbox warehouse update <name> (--catalog-token-file F | --catalog-credential-file F)',
   measure: 'lhbox warehouse measure <name> [--wait]',
 }
@@ -119,7 +119,13 @@ export async function warehouse(conn: Connection, args: string[], flags: Flags, 
     const w = await api<Warehouse>(conn, 'GET', `/v1/warehouses/${encodeURIComponent(name)}`)
     if (flags.json) return json(w)
     const catalog = w.catalog.type === 'rest' ? `rest ${w.catalog.uri} (auth: ${w.catalog.auth})` : 'sql'
-    return [`warehouse  ${w.name} (${w.id})`, `catalog    ${catalog}`, `bucket     ${w.bucket} at ${w.endpoint}`, `root       s3://${w.bucket}${w.prefix ? `/${w.prefix}` : ''}/`, showStorage(w)].join('\n')
+    return [
+      `warehouse  ${w.name} (${w.id})`,
+      `catalog    ${catalog}`,
+      `bucket     ${w.bucket} at ${w.endpoint}`,
+      `root       s3://${w.bucket}${w.prefix ? `/${w.prefix}` : ''}/`,
+      showStorage(w),
+    ].join('\n')
   }
   if (sub === 'update') {
     const secret = secretFlags(flags)
