@@ -444,6 +444,10 @@ export interface RollerRun extends Measured {
   rollCpuSeconds: number
   /** With `stageCpu`: CPU seconds per stage of the roll (the 'rolled' log's cpu_stages_ms; roller/stage-cpu.ts) */
   stageCpu: Record<string, number> | null
+  /** Every roll of the tick in order (a sink behind is caught up in several; roller/catch-up.ts): its counts, CPU seconds and stage CPU seconds. */
+  rolls: Array<{ batches: number; rows: number; rejectedRows: number; cpuSeconds: number; stageCpu: Record<string, number> | null }>
+  /** A catch-up of more than one roll: its seconds from the first roll's start to the last's end (the 'catch-up done' log). */
+  catchUpSeconds: number | null
 }
 
 /**
@@ -453,7 +457,7 @@ export interface RollerRun extends Measured {
 export async function rollerTick(
   b: BenchStack,
   sinkId: string | null,
-  opts: { nodeFlags?: string[]; timeoutMs?: number; stageCpu?: boolean } = {},
+  opts: { nodeFlags?: string[]; timeoutMs?: number; stageCpu?: boolean; env?: Record<string, string> } = {},
 ): Promise<RollerRun> {
   const { cmd, args } = rollerCommand(['tick', '--force', ...(sinkId ? ['--sink', sinkId] : [])])
   const env = {
@@ -465,6 +469,7 @@ export async function rollerTick(
     S3_SECRET_ACCESS_KEY: b.stack.s3.secretAccessKey,
     LHBOX_ROLLER_ID: `bench-${process.pid}`,
     ...(opts.stageCpu ? { LHBOX_ROLL_STAGE_CPU: '1' } : {}),
+    ...opts.env,
   }
   const run = await measured(cmd, [...(opts.nodeFlags ?? []), ...args], {
     env,
@@ -476,12 +481,25 @@ export async function rollerTick(
   if (failed) throw new Error(`roller tick: ${failed.msg}: ${failed.error ?? ''}\n${run.stdout.slice(-3000)}`)
   const r = logs.find((l) => l.msg === 'rolled')
   const steps = Object.fromEntries(Object.entries((r?.steps_ms ?? {}) as Record<string, unknown>).map(([k, v]) => [k, num(v)]))
+  const stagesOf = (l: Record<string, any>) =>
+    l.cpu_stages_ms ? Object.fromEntries(Object.entries(l.cpu_stages_ms as Record<string, unknown>).map(([k, v]) => [k, num(v) / 1000])) : null
+  const caughtUp = logs.find((l) => l.msg === 'catch-up done')
   return {
+    rolls: logs
+      .filter((l) => l.msg === 'rolled')
+      .map((l) => ({
+        batches: num(l.batches),
+        rows: num(l.rows),
+        rejectedRows: num(l.rejected_rows),
+        cpuSeconds: num(l.cpu_ms) / 1000,
+        stageCpu: stagesOf(l),
+      })),
+    catchUpSeconds: caughtUp ? num(caughtUp.seconds) : null,
     ...run,
     rolled: r ? { batches: num(r.batches), rows: num(r.rows), rejectedRows: num(r.rejected_rows) } : null,
     steps,
     rollCpuSeconds: r?.cpu_ms === undefined ? NaN : num(r.cpu_ms) / 1000,
-    stageCpu: r?.cpu_stages_ms ? Object.fromEntries(Object.entries(r.cpu_stages_ms as Record<string, unknown>).map(([k, v]) => [k, num(v) / 1000])) : null,
+    stageCpu: r ? stagesOf(r) : null,
   }
 }
 
