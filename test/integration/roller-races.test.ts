@@ -54,7 +54,7 @@ async function sendRows(sink: Sink, batches: Array<{ id: string; rows: unknown[]
 const logged = (t: TickResult, msg: string | RegExp) =>
   t.logs.filter((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(String(l.msg) + ' ' + String(l.error ?? ''))))
 const batchObjects = async (sinkId: string) => (await intakeObjects(sinkId)).filter((k) => !k.includes('/rejects/'))
-const dataPut = (table: string) => new RegExp(`^/${stack().s3.bucket}/${table.replace('.', '/')}/data/[^?]*\\.parquet$`)
+const dataPut = (table: string) => new RegExp(`^/${stack().s3.bucket}/(?:[^?]*/)?${table.replace('.', '/')}/data/[^?]*\\.parquet$`)
 
 /** A gate a proxy rule holds requests on until it is opened. */
 function gate(): { wait: Promise<void>; open: () => void } {

@@ -46,7 +46,7 @@ describe('the roller rides out a moment of trouble', { timeout: 120_000 }, () =>
   it('the store answers 503s and drops connections: the roll retries and commits in the same tick, once', async () => {
     const sink = await sinkWith([1, 2, 3])
     const [ns, name] = sink.table.split('.')
-    const dataPut = store.rule({ method: 'PUT', path: new RegExp(`^/${B()}/${ns}/${name}/data/[^?]*\\.parquet$`), action: s3Busy, times: 2 })
+    const dataPut = store.rule({ method: 'PUT', path: new RegExp(`^/${B()}/(?:[^?]*/)?${ns}/${name}/data/[^?]*\\.parquet$`), action: s3Busy, times: 2 })
     const listing = store.rule({ method: 'GET', path: new RegExp(`^/${B()}\\?.*prefix=_sink%2F${sink.id}%2F`), action: 'drop', times: 1 })
     const marker = store.rule({ method: 'PUT', path: new RegExp(`^/${B()}/_sink/${sink.id}/committed/`), action: 'drop', times: 1 })
     const batchDelete = store.rule({ method: 'POST', path: new RegExp(`^/${B()}\\?delete`), body: new RegExp(`_sink/${sink.id}/`), action: s3Busy, times: 1 })

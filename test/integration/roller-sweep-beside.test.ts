@@ -64,7 +64,7 @@ describe('the sweep beside the rolls', { timeout: 180_000 }, () => {
     const held = gate()
     const hold = store.rule({
       method: 'GET',
-      path: new RegExp(`^/${stack().s3.bucket}/${ns}/${name}/metadata/[^/?]*\\.metadata\\.json$`),
+      path: new RegExp(`^/${stack().s3.bucket}/(?:[^?]*/)?${ns}/${name}/metadata/[^/?]*\\.metadata\\.json$`),
       action: { delay: held.wait },
       times: 1,
     })
