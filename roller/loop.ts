@@ -191,9 +191,13 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   /**
    * A catch-up's next roll: the sink's fresh view (its ledger's waiting batches, policy, key, state),
    * its lease renewed by the same request (a forced lease by id, which only its holder gets); or
-   * null, the lease given back, when it is no longer to be rolled (disabled, deleted, taken over).
+   * null, the lease given back, when it is no longer to be rolled (disabled, deleted, taken over, or the roller is stopping).
    */
-  async function leaseAgain(sink: SinkView): Promise<SinkView | null> {
+  async function leaseAgain(sink: SinkView, signal?: AbortSignal): Promise<SinkView | null> {
+    if (signal?.aborted) {
+      await giveBack(sink, 'the roller is stopping')
+      return null
+    }
     const askedAt = Date.now()
     try {
       const next = (await api.lease({ sink: sink.id, force: true })).sinks.find((s) => s.id === sink.id)
@@ -224,7 +228,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
         limits: config.catchUp,
         log,
         rollOnce: rollOne,
-        leaseAgain,
+        leaseAgain: (s) => leaseAgain(s, signal),
         checkpoint,
         stopping: () => signal?.aborted ?? false,
       })
