@@ -173,7 +173,11 @@ describe('S3 faults through a proxy in front of the S3 server', { timeout: 120_0
     const sink = await sinkOn(proxied.name, { sql: proxied.id })
     await sendRows(sink, [['a', rowsOf(1, 3)]])
     const [ns, name] = sink.table.split('.')
-    const put = proxy.rule({ method: 'PUT', path: new RegExp(`^/${B()}/(?:[^?]*/)?${ns}/${name}/data/[^?]*\\.parquet$`), action: s3Error('QuotaExceeded', 403) })
+    const put = proxy.rule({
+      method: 'PUT',
+      path: new RegExp(`^/${B()}/(?:[^?]*/)?${ns}/${name}/data/[^?]*\\.parquet$`),
+      action: s3Error('QuotaExceeded', 403),
+    })
     const t = await tick(sink)
     expect(t.code).toBe(1)
     expect(put.matched).toBeGreaterThan(0)
