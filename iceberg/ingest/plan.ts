@@ -4,6 +4,7 @@
 import { LosslessNumber } from '../spec/json.ts'
 import type { NestedField, Value } from '../spec/types.ts'
 import { valueConverter, writeDefaultOf } from '../spec/values.ts'
+import { nestedReader } from './read-nested.ts'
 
 const utf8 = new TextEncoder()
 
@@ -38,6 +39,8 @@ export interface Column {
   scale: number
   /** Text, Values and Decimal's other forms: the reference converter (undefined = toRow rejects) */
   convert: (v: unknown) => Value | undefined
+  /** Values of a struct, list or map: read from the bytes (read-nested.ts) before the converter's way */
+  nested: ReturnType<typeof nestedReader>
   writeDefault: Value | undefined
   constant: Value | undefined
 }
@@ -53,6 +56,7 @@ export function compileColumn(field: NestedField, formatVersion: 2 | 3, constant
     precision: 0,
     scale: 0,
     convert,
+    nested: nestedReader(field.type, formatVersion),
     writeDefault: writeDefaultOf(field, formatVersion),
     constant: undefined,
   }

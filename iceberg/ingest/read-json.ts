@@ -113,7 +113,7 @@ function readString(c: Cursor): unknown {
 }
 
 /** buf[start, end) as a string: ASCII directly, other bytes only as valid UTF-8. */
-function text(buf: Uint8Array, start: number, end: number): string | undefined {
+export function text(buf: Uint8Array, start: number, end: number): string | undefined {
   let high = 0
   for (let k = start; k < end; k++) high |= buf[k]
   if (high < 0x80) {

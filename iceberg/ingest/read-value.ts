@@ -144,6 +144,14 @@ export function readValue(c: Cursor, col: Column, b: ColumnBuilder, t: Instant):
       return textual(c, col, b, c.asciiString())
     case Kind.Values: {
       const start = c.pos
+      if (col.nested) {
+        const v = col.nested(c)
+        if (v !== NOT_SURE) {
+          b.appendValue(v)
+          return true
+        }
+        c.pos = start
+      }
       let parsed = readJson(c)
       if (parsed === NOT_SURE) {
         c.pos = start
