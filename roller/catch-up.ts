@@ -1,13 +1,14 @@
 // A sink that is behind — more waiting than one roll takes (roll_bytes, or 1,000 batches) — is rolled
 // again at once under the same lease, instead of waiting for a tick to lease it again: no second
-// lease, no table load (the commit answered the new metadata), the scan threads still warm. Each roll
+// lease, no table load (the commit answered the new metadata), the scan threads still warm and the next
+// roll's first batches read while the one before commits (roll.ts, readNextAhead). Each roll
 // is still its own commit, summary, marker, deletes and report, so exactly once is as for any roll.
 // Bounded (LHBOX_ROLLER_CATCH_UP_ROLLS, LHBOX_ROLLER_CATCH_UP_SECONDS) so that one busy sink holds its
 // slot, and the large turn, no longer than that; what is still waiting then is due at the next tick.
 import type { LoadedTable } from '../iceberg/catalog/index.ts'
 import type { SinkView } from './api.ts'
 import type { Logger } from './log.ts'
-import type { RollContext, RollResult } from './roll.ts'
+import type { ReadAhead, RollContext, RollResult } from './roll.ts'
 
 interface CatchUpLimits {
   /** Rolls under one lease at most (1: no catch-up). */
@@ -34,6 +35,7 @@ export async function rollCatchingUp(first: SinkView, deps: CatchUpDeps): Promis
   const began = Date.now()
   let sink = first
   let table: LoadedTable | undefined
+  let readAhead: ReadAhead | undefined
   const done = { rolls: 0, batches: 0, rows: 0 }
   for (;;) {
     // A dedupe or a feed's run follows a roll under the lease already, and releases it: no catch-up then.
@@ -43,7 +45,7 @@ export async function rollCatchingUp(first: SinkView, deps: CatchUpDeps): Promis
       !deps.stopping() &&
       !(sink.dedupe_requested_at && sink.key) &&
       !sink.feed?.run
-    const result = await deps.rollOnce(sink, { table, mayFollow })
+    const result = await deps.rollOnce(sink, { table, mayFollow, readAhead })
     if (!result) return false
     done.rolls++
     done.batches += result.batches
@@ -54,6 +56,7 @@ export async function rollCatchingUp(first: SinkView, deps: CatchUpDeps): Promis
     if (!next) break
     sink = next
     table = result.table
+    readAhead = result.readAhead
   }
   if (done.rolls > 1) deps.log.info('catch-up done', { sink_id: first.id, ...done, seconds: (Date.now() - began) / 1000 })
   return true

@@ -13,7 +13,7 @@ import { EndTick, listIntake, receivedMicros, type IntakeObject } from './intake
 import type { Logger } from './log.ts'
 import { intakeRecords, storedBefore } from './recovery.ts'
 import { unwritableLines, wholeBatchLine, writeRejects } from './rejects.ts'
-import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type PendingBatch } from './validate.ts'
+import { BatchChecker, elementIndexes, MAX_BATCH_BYTES, type CheckedBatch, type PendingBatch } from './validate.ts'
 import { prefetch } from './pipeline.ts'
 import type { ScanPool } from './scan-pool.ts'
 import { KeyedRows, UpsertRefused, upsertProblem } from './upsert.ts'
@@ -54,7 +54,17 @@ export interface RollContext {
    * commit's answer), so step 1 need not load it again; and whether another roll may follow this one
    * under the lease, in which case a roll that could not take every batch waiting keeps the lease.
    */
-  catchUp?: { table?: LoadedTable; mayFollow: boolean }
+  catchUp?: { table?: LoadedTable; mayFollow: boolean; readAhead?: ReadAhead }
+}
+
+/**
+ * A catch-up's next batches, read and scanned while the roll before commits (they wait in the intake
+ * under the lease: reading them early is only a read). Used by the next roll when its table's schema
+ * and its key are still the ones they were scanned for; any batch it does not choose is dropped.
+ */
+export interface ReadAhead {
+  checkedFor: string
+  batches: Map<string, Promise<CheckedBatch | null>>
 }
 
 export interface RollResult {
@@ -67,6 +77,8 @@ export interface RollResult {
   follows?: boolean
   /** Under a catch-up: the table as this roll left it (its last commit's answer, or as step 3 had it). */
   table?: LoadedTable
+  /** Under a catch-up that follows: the next roll's first batches, being read. */
+  readAhead?: ReadAhead
 }
 
 interface Invariant {
@@ -99,11 +111,13 @@ export async function roll(sink: SinkView, ctx: RollContext): Promise<RollResult
   const cpu = ctx.stageCpu ?? UNMEASURED
   try {
     const validated = await cpu.around('get', () => validateRows(sink, base, pending, ctx)) //   5
+    // The scan threads are free now: the next roll's first batches are read while this one commits.
+    const readAhead = ctx.catchUp?.mayFollow ? readNextAhead(sink, base, invariant, pending.length, ctx) : undefined
     const commits = await cpu.around('commit', () => writeAndCommit(sink, base, validated, seenSnapshots(table), ctx)) // 6
     // Behind: the limits left batches waiting; under a catch-up the next roll takes them at once.
     const follows = (ctx.catchUp?.mayFollow ?? false) && pending.length < invariant.pending.length
     const result = await finishRoll(sink, invariant, validated.batches, commits, ctx, started, follows) // 7
-    return ctx.catchUp ? { ...result, follows, table: commits.findLast((c) => c.table)?.table ?? base } : result
+    return ctx.catchUp ? { ...result, follows, table: commits.findLast((c) => c.table)?.table ?? base, readAhead: follows ? readAhead : undefined } : result
   } catch (err) {
     if (!(err instanceof UpsertRefused)) throw err
     return disableForKey(sink, invariant, err, ctx)
@@ -178,11 +192,7 @@ function readPendingBatches(sink: SinkView, invariant: Invariant): PendingBatch[
   // Arrival order: the ledger's (received_at, to the microsecond; its oldest 1,000 waiting batches),
   // then the listing's Last-Modified, whole seconds only on most stores, for any batch not in it.
   // A keyed sink needs the true order when a roll's limits fall between two batches of one second.
-  const arrival = new Map(sink.ledger_pending.map((id, i) => [id, i]))
-  const rank = (o: IntakeObject) => arrival.get(o.batchId) ?? Number.MAX_SAFE_INTEGER
-  const ordered = [...invariant.pending].sort(
-    (a, b) => rank(a) - rank(b) || a.lastModified.getTime() - b.lastModified.getTime() || a.batchId.localeCompare(b.batchId),
-  )
+  const ordered = arrivalOrder(sink, invariant.pending)
   const chosen: PendingBatch[] = []
   let bytes = 0
   for (const obj of ordered) {
@@ -195,6 +205,12 @@ function readPendingBatches(sink: SinkView, invariant: Invariant): PendingBatch[
     chosen.push({ batchId: obj.batchId, key: obj.key, size: obj.size })
   }
   return chosen
+}
+
+function arrivalOrder(sink: SinkView, pending: IntakeObject[]): IntakeObject[] {
+  const arrival = new Map(sink.ledger_pending.map((id, i) => [id, i]))
+  const rank = (o: IntakeObject) => arrival.get(o.batchId) ?? Number.MAX_SAFE_INTEGER
+  return [...pending].sort((a, b) => rank(a) - rank(b) || a.lastModified.getTime() - b.lastModified.getTime() || a.batchId.localeCompare(b.batchId))
 }
 
 // 5. Validate row by row against the current schema (__ingest_ts from the batch, never from the
@@ -210,7 +226,9 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
   const validated: Validated = { batches: [], writer, keyed: sink.key ? new KeyedRows(sink.key) : null, refused: null }
   const cpu = ctx.stageCpu ?? UNMEASURED
   const checker = new BatchChecker(schema, formatVersion, sink.key, ctx.scanPool, cpu)
-  for await (const batch of prefetch(pending, READ_AHEAD, (p) => checker.check(ctx.bucket, p))) {
+  const ahead = ctx.catchUp?.readAhead
+  const early = ahead?.checkedFor === checkedFor(table, sink) ? ahead.batches : undefined
+  for await (const batch of prefetch(pending, READ_AHEAD, (p) => early?.get(p.batchId) ?? checker.check(ctx.bucket, p))) {
     if (!batch) continue // consumed by another roller meanwhile
     if (batch.rejectLines.length > 0) await writeRejects(ctx.bucket, sink.id, batch.batchId, batch.rejectLines)
     if (validated.keyed) validated.keyed.add(batch.keyedRows)
@@ -226,6 +244,25 @@ async function validateRows(sink: SinkView, table: LoadedTable, pending: Pending
   }
   await ctx.checkpoint('rejects')
   return validated
+}
+
+/** What a batch's check depends on besides its bytes: the schema, format version and key it was checked against. */
+const checkedFor = (table: LoadedTable, sink: SinkView) =>
+  JSON.stringify([table.metadata['table-uuid'], currentSchema(table.metadata)['schema-id'], table.metadata['format-version'], sink.key])
+
+/** Starts reading the first READ_AHEAD batches this roll left waiting (arrival order), for a catch-up's next roll. */
+function readNextAhead(sink: SinkView, table: LoadedTable, invariant: Invariant, taken: number, ctx: RollContext): ReadAhead | undefined {
+  const next = arrivalOrder(sink, invariant.pending).slice(taken, taken + READ_AHEAD)
+  if (next.length === 0) return undefined
+  const formatVersion = table.metadata['format-version'] === 3 ? 3 : 2
+  const checker = new BatchChecker(currentSchema(table.metadata), formatVersion, sink.key, ctx.scanPool, ctx.stageCpu ?? UNMEASURED)
+  const batches = new Map<string, Promise<CheckedBatch | null>>()
+  for (const o of next) {
+    const checked = checker.check(ctx.bucket, { batchId: o.batchId, key: o.key, size: o.size })
+    checked.catch(() => undefined) // awaited by the next roll, or dropped with it
+    batches.set(o.batchId, checked)
+  }
+  return { checkedFor: checkedFor(table, sink), batches }
 }
 
 // 6. Write the data file(s) and commit one append naming the batches; then the committed marker.
