@@ -3,7 +3,7 @@
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { apiKeys } from '../db/schema.ts'
+import { apiKeys, warehouses } from '../db/schema.ts'
 import { ApiError } from './errors.ts'
 import type { AppEnv, Principal } from './env.ts'
 import { API_KEY, SEND_KEY, levelAtLeast, sha256Hex, timingSafeEqual, type Level } from './keys.ts'
@@ -15,12 +15,29 @@ export function bearer(header: string | undefined): string | null {
 
 const unauthorized = () => new ApiError(401, 'unauthorized', 'send a valid API key as Authorization: Bearer al_key_…')
 
-/** Who an API key is: its row's id, project and level; null for an unknown, wrong or revoked key (answered alike). */
-export async function keyPrincipal(c: Context<AppEnv>, token: string): Promise<Principal | null> {
+/**
+ * An API key's row by id. With `warehouseId`, that warehouse of the key's project is read in the same
+ * statement and kept for the route (c.var.warehouseRead: a round trip fewer on a Worker's connection);
+ * it serves only once the key is checked, as the route runs only then.
+ */
+export async function keyRow(c: Context<AppEnv>, keyId: string, warehouseId?: string): Promise<typeof apiKeys.$inferSelect | undefined> {
+  const db = await c.var.db()
+  if (warehouseId === undefined) return (await db.select().from(apiKeys).where(eq(apiKeys.id, keyId)).limit(1))[0]
+  const [r] = await db
+    .select({ key: apiKeys, warehouse: warehouses })
+    .from(apiKeys)
+    .leftJoin(warehouses, and(eq(warehouses.projectId, apiKeys.projectId), eq(warehouses.id, warehouseId)))
+    .where(eq(apiKeys.id, keyId))
+    .limit(1)
+  if (r) c.set('warehouseRead', { id: warehouseId, row: r.warehouse })
+  return r?.key
+}
+
+/** Who an API key is: its row's id, project and level; null for an unknown, wrong or revoked key (answered alike). `warehouseId`: see keyRow. */
+export async function keyPrincipal(c: Context<AppEnv>, token: string, warehouseId?: string): Promise<Principal | null> {
   const m = API_KEY.exec(token)
   if (!m) return null
-  const db = await c.var.db()
-  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, m[1])).limit(1)
+  const row = await keyRow(c, m[1], warehouseId)
   const hash = await sha256Hex(token)
   // Compare even when the row is missing, so timing says nothing about which ids exist.
   const matches = timingSafeEqual(hash, row?.keySha256 ?? '0'.repeat(64))

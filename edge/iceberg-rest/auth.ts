@@ -1,40 +1,47 @@
 // Who calls the REST catalog, and what each level may do there (one place): an lhbox API key or a
 // catalog token (token.ts) as Authorization: Bearer. A read key lists and loads; creating,
 // committing, dropping and renaming need write. A send key is refused (403), as anywhere but the send route.
-import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { apiKeys } from '../../db/schema.ts'
-import { bearer, keyPrincipal, noteKeyUsed } from '../auth.ts'
+import { bearer, keyPrincipal, keyRow, noteKeyUsed } from '../auth.ts'
 import type { AppEnv, Principal } from '../env.ts'
 import { levelAtLeast, type Level, SEND_KEY } from '../keys.ts'
 import { forbidden, notAuthorized } from './errors.ts'
 import { lowerLevel, verifyToken } from './token.ts'
+import { WAREHOUSE_ID } from './warehouse.ts'
 
 const SEND_ONLY = 'a send key is accepted only on POST /v1/sinks/{sink_id}; the catalog takes an API key or a catalog token'
 
 /** A token's principal: its key must still be there, unrevoked; the level is the lower of the two. */
-async function tokenPrincipal(c: Context<AppEnv>, token: string): Promise<Principal | null> {
+async function tokenPrincipal(c: Context<AppEnv>, token: string, warehouseId?: string): Promise<Principal | null> {
   const granted = await verifyToken(c.env.LHBOX_BOOTSTRAP_SECRET, token)
   if (!granted) return null
-  const db = await c.var.db()
-  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, granted.keyId)).limit(1)
+  const row = await keyRow(c, granted.keyId, warehouseId)
   if (!row || row.revokedAt) return null
   noteKeyUsed(c, row.id)
   return { keyId: row.id, projectId: row.projectId, level: lowerLevel(granted.level, row.level as Level) }
 }
 
-/** An API key's or a catalog token's principal; null when neither (unknown, wrong, revoked, expired). 403 for a send key. */
-export async function principalOf(c: Context<AppEnv>, token: string): Promise<Principal | null> {
+/**
+ * An API key's or a catalog token's principal; null when neither (unknown, wrong, revoked, expired). 403 for a send key.
+ * `warehouseId`: the path's prefix, read in the key's statement (edge/auth.ts keyRow).
+ */
+export async function principalOf(c: Context<AppEnv>, token: string, warehouseId?: string): Promise<Principal | null> {
   if (SEND_KEY.test(token)) throw forbidden(SEND_ONLY)
-  return token.startsWith('al_tok_') ? tokenPrincipal(c, token) : keyPrincipal(c, token)
+  return token.startsWith('al_tok_') ? tokenPrincipal(c, token, warehouseId) : keyPrincipal(c, token, warehouseId)
+}
+
+/** The {prefix} of a path under /iceberg/v1/{prefix}/…, when it can be a warehouse id (warehouse.ts); else undefined. */
+function prefixOf(path: string): string | undefined {
+  const m = /^\/iceberg\/v1\/([^/]+)\/./.exec(path)
+  return m && m[1] !== 'oauth' && WAREHOUSE_ID.test(m[1]) ? m[1] : undefined
 }
 
 /** Every catalog route but the token endpoint: a principal, or 401 NotAuthorizedException. */
 export const catalogAuth = createMiddleware<AppEnv>(async (c, next) => {
   const token = bearer(c.req.header('authorization'))
   if (!token) throw notAuthorized('send an lhbox API key, or a token from /iceberg/v1/oauth/tokens, as Authorization: Bearer')
-  const principal = await principalOf(c, token)
+  const principal = await principalOf(c, token, prefixOf(c.req.path))
   if (!principal) throw notAuthorized('the key or token is unknown, revoked or expired')
   c.set('principal', principal)
   await next()

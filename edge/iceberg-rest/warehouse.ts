@@ -11,14 +11,12 @@ import type { AppEnv } from '../env.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { recentMetadata } from './recent-metadata.ts'
 
+/** What a warehouse id looks like; anything else is not looked up. */
+export const WAREHOUSE_ID = /^[A-Za-z0-9_-]{1,64}$/
+
 const notFound = (what: string) => new IcebergError(404, 'NotFoundException', `no warehouse ${what} in this key's project`)
 
-/** The caller's warehouse by name (config) or id (prefix); 404 NotFoundException otherwise. */
-export async function warehouseOf(c: Context<AppEnv>, by: { name: string } | { id: string }): Promise<WarehouseRow> {
-  // What Postgres cannot hold (NUL) or no id looks like is not looked up: it is not there.
-  if ('id' in by ? !/^[A-Za-z0-9_-]{1,64}$/.test(by.id) : by.name.includes('\u0000') || by.name.length > 255) {
-    throw notFound('id' in by ? by.id.slice(0, 64) : by.name.slice(0, 64))
-  }
+async function lookUp(c: Context<AppEnv>, by: { name: string } | { id: string }): Promise<WarehouseRow | undefined> {
   const db = await c.var.db()
   const match = 'name' in by ? eq(warehouses.name, by.name) : eq(warehouses.id, by.id)
   const [w] = await db
@@ -26,6 +24,19 @@ export async function warehouseOf(c: Context<AppEnv>, by: { name: string } | { i
     .from(warehouses)
     .where(and(eq(warehouses.projectId, c.var.principal.projectId), match))
     .limit(1)
+  return w
+}
+
+/**
+ * The caller's warehouse by name (config) or id (prefix); 404 NotFoundException otherwise. The one a
+ * path names was read with the caller's key (catalogAuth), in its project, when it looked like an id.
+ */
+export async function warehouseOf(c: Context<AppEnv>, by: { name: string } | { id: string }): Promise<WarehouseRow> {
+  // What Postgres cannot hold (NUL) or no id looks like is not looked up: it is not there.
+  if ('id' in by ? !WAREHOUSE_ID.test(by.id) : by.name.includes('\u0000') || by.name.length > 255) {
+    throw notFound('id' in by ? by.id.slice(0, 64) : by.name.slice(0, 64))
+  }
+  const w = 'id' in by && c.var.warehouseRead?.id === by.id ? (c.var.warehouseRead.row ?? undefined) : await lookUp(c, by)
   if (!w) throw notFound('name' in by ? `named ${by.name}` : by.id)
   if ((w.catalog as { type: string }).type !== 'sql') {
     throw badRequest(`warehouse ${w.name} keeps its tables in an external REST catalog: connect to that catalog (GET /v1/connection names it)`)
