@@ -8,10 +8,10 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deviceCall, ledgerBatches } from '../support/devices.ts'
-import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
+import { runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { holdSink, tickInProcess } from '../support/roller.ts'
-import { warehouseId } from '../support/roller-check.ts'
-import { createTable, database, poll, uid } from '../support/sinks.ts'
+import { rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { createTable, poll, uid } from '../support/sinks.ts'
 import { call, expectError, stack } from '../support/stack.ts'
 
 const HOLDER = `devices-exact-${uid()}`
@@ -22,11 +22,7 @@ const MAPPING = `{"columns": {"big": {"const": ${LONG}}, "amount": {"const": ${D
 
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 const rawJson = (path: string, method: string, text: string) =>

@@ -13,20 +13,16 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { deviceFixtures, type LedgerBatch, ledgerBatches, readerTz, sendFixture, wkbPoint, wkbPointHex, type DeviceFixture } from '../support/devices.ts'
-import { ensureVenv, PythonError, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
+import { PythonError, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { holdSink, tickInProcess } from '../support/roller.ts'
-import { warehouseId } from '../support/roller-check.ts'
-import { bucket, database, intakeKey, intakeObjects, newSink, poll, uid, type Sink } from '../support/sinks.ts'
+import { rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { bucket, intakeKey, intakeObjects, newSink, poll, uid, type Sink } from '../support/sinks.ts'
 import { stack } from '../support/stack.ts'
 
 const HOLDER = `devices-presets-${uid()}`
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 const catalogArgs = () => sqlCatalogArgs({ databaseUrl: stack().databaseUrl, catalogName: whId, s3: stack().s3 })

@@ -11,10 +11,10 @@ import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../edge/devices/presets/index.ts'
 import { deviceCall, ledgerBatches, readerTz, wkbPoint, wkbPointHex, type LedgerBatch } from '../support/devices.ts'
-import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
+import { runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { holdSink, tickInProcess } from '../support/roller.ts'
-import { warehouseId } from '../support/roller-check.ts'
-import { bucket, createTable, database, expect401, intakeKey, intakeObjects, newSink, poll, postSink, uid, type Sink } from '../support/sinks.ts'
+import { rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { bucket, createTable, expect401, intakeKey, intakeObjects, newSink, poll, postSink, uid, type Sink } from '../support/sinks.ts'
 import { call, expectError, newApiKey, stack } from '../support/stack.ts'
 
 const MiB = 1024 * 1024
@@ -22,11 +22,7 @@ const HOLDER = `devices-${uid()}`
 const admin = () => stack().adminKey
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 const view = async (sink: { id: string }) => {

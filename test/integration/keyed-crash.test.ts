@@ -6,19 +6,14 @@
 // no replaced version resurrected; nothing in the intake, no marker; the ledger committed; lag 0.
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, it } from 'vitest'
-import { ensureVenv } from '../support/python.ts'
 import { rollerTick, tickInProcess } from '../support/roller.ts'
-import { ledgerStates, scan, warehouseId } from '../support/roller-check.ts'
-import { bucket, database, intakeKey, newSink, send, uid } from '../support/sinks.ts'
+import { ledgerStates, scan, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { bucket, intakeKey, newSink, send, uid } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 const cols = [

@@ -6,21 +6,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SqlCatalog } from '../../iceberg/catalog/sql.ts'
 import { S3FileIO } from '../../iceberg/io/file-io.ts'
 import { currentSchema } from '../../iceberg/spec/metadata.ts'
-import { ensureVenv } from '../support/python.ts'
 import { tickInProcess } from '../support/roller.ts'
-import { ledgerStates, scan, warehouseId } from '../support/roller-check.ts'
-import { database, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { ledgerStates, scan, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 let db: pg.Client
 let pool: pg.Pool
 let whId: string
 beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
+  ;({ db, whId } = await rollerSetup())
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 2 })
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+}, SETUP_TIMEOUT)
 afterAll(async () => {
   await db?.end()
   await pool?.end()

@@ -18,10 +18,10 @@ import { loadConfig } from '../../roller/config.ts'
 import { jsonLogger } from '../../roller/log.ts'
 import { createRoller, type Roller } from '../../roller/loop.ts'
 import { RollerMetrics } from '../../roller/metrics.ts'
-import { ensureVenv, runPython, toExact } from '../support/python.ts'
-import { pyCatalogArgs, warehouseId, type PyCatalog } from '../support/roller-check.ts'
+import { runPython, toExact } from '../support/python.ts'
+import { pyCatalogArgs, type PyCatalog, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
 import { rollerEnv } from '../support/roller.ts'
-import { createTable, database, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { createTable, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 const HOUR = 3600_000
@@ -37,13 +37,11 @@ let whId: string
 let catalog: SqlCatalog
 
 beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
+  ;({ db, whId } = await rollerSetup())
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 2 })
   const { endpoint, region, accessKeyId, secretAccessKey, bucket } = stack().s3
   catalog = new SqlCatalog({ name: whId, sql: pool, warehouseLocation: `s3://${bucket}`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
-}, 15 * 60_000)
+}, SETUP_TIMEOUT)
 
 afterAll(async () => {
   await db?.end()

@@ -20,10 +20,19 @@ import { loadConfig } from '../../roller/config.ts'
 import { jsonLogger } from '../../roller/log.ts'
 import { createRoller, type Roller } from '../../roller/loop.ts'
 import { RollerMetrics } from '../../roller/metrics.ts'
-import { ensureVenv, runPython, toExact } from '../support/python.ts'
-import { expectExactlyOnce, ledgerStates, proxiedWarehouse, pyCatalogArgs, sinkSnapshots, warehouseId, type PyCatalog } from '../support/roller-check.ts'
+import { runPython, toExact } from '../support/python.ts'
+import {
+  expectExactlyOnce,
+  ledgerStates,
+  proxiedWarehouse,
+  pyCatalogArgs,
+  sinkSnapshots,
+  type PyCatalog,
+  rollerSetup,
+  SETUP_TIMEOUT,
+} from '../support/roller-check.ts'
 import { rollerEnv, rollerTick, tickInProcess } from '../support/roller.ts'
-import { bucket, createTable, database, intakeKey, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { bucket, createTable, intakeKey, intakeObjects, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 const RETRY = { attempts: 5, minBackoffMs: 20, maxBackoffMs: 100 }
@@ -34,11 +43,9 @@ let pool: pg.Pool
 const catalogs = new Map<string, SqlCatalog>()
 
 beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
+  ;({ db, whId } = await rollerSetup())
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 4 })
-}, 15 * 60_000)
+}, SETUP_TIMEOUT)
 
 afterAll(async () => {
   await db?.end()

@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OTLP_LOGS_COLUMNS } from '../../edge/otlp/preset.ts'
 import { readerTz } from '../support/devices.ts'
 import { FaultProxy } from '../support/fault-proxy.ts'
-import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
+import { runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { holdSink, tickInProcess } from '../support/roller.ts'
-import { warehouseId } from '../support/roller-check.ts'
-import { createTable, database, ledger, newSink, poll, postSink, uid, type Sink } from '../support/sinks.ts'
+import { rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { createTable, ledger, newSink, poll, postSink, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 const HOLDER = `otlp-logs-${uid()}`
@@ -30,11 +30,7 @@ const TRACE_ID = '5b8efff798038103d269b633813fc60c'
 const SPAN_ID = 'eee19b7ec3c1b174'
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 const columns = (types: Record<string, string> = OTLP_LOGS_COLUMNS) => Object.entries(types).map(([name, type]) => ({ name, type }))

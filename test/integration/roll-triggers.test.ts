@@ -7,21 +7,16 @@
 // received_at is moved back in Postgres, which is what the policy reads.
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureVenv } from '../support/python.ts'
 import { holdSink, tickInProcess } from '../support/roller.ts'
-import { scan, warehouseId } from '../support/roller-check.ts'
-import { database, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { scan, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 const MiB = 1024 * 1024
 const HOLDER = `triggers-${uid()}`
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 const internal = (query: string) => call(`/internal/sinks?${query}`, { key: stack().bootstrapSecret })

@@ -5,19 +5,14 @@
 // five small batches make a backlog of three rolls. Read back with PyIceberg.
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureVenv } from '../support/python.ts'
 import { killThenRestart, rollerTick } from '../support/roller.ts'
-import { scan, sinkSnapshots, warehouseId, type Scan } from '../support/roller-check.ts'
-import { bucket, database, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { scan, sinkSnapshots, type Scan, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
+import { bucket, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 const BATCHES = 5

@@ -21,10 +21,10 @@ import { locationKey, reachableFiles } from '../../iceberg/maintenance/reachable
 import { parseLossless } from '../../iceberg/spec/json.ts'
 import { addColumnsChange } from '../../iceberg/transaction/changes.ts'
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts'
-import { ensureVenv, runPython, s3Args, toExact } from '../support/python.ts'
-import { expectExactlyOnce, ledgerStates, proxiedWarehouse, scan, sinkSnapshots, warehouseId, type Scan } from '../support/roller-check.ts'
+import { runPython, s3Args, toExact } from '../support/python.ts'
+import { expectExactlyOnce, ledgerStates, proxiedWarehouse, scan, sinkSnapshots, type Scan, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
 import { holdSink, inProcessRoller, killThenRestart, rollerEnv, rollerMaintain, rollerTick, tickInProcess } from '../support/roller.ts'
-import { bucket, createTable, database, intakeObjects, newSink, poll, send, uid, type Sink } from '../support/sinks.ts'
+import { bucket, createTable, intakeObjects, newSink, poll, send, uid, type Sink } from '../support/sinks.ts'
 import { call, stack } from '../support/stack.ts'
 
 let db: pg.Client
@@ -33,13 +33,11 @@ let whId: string
 let catalog: SqlCatalog
 
 beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
+  ;({ db, whId } = await rollerSetup())
   pool = new pg.Pool({ connectionString: stack().databaseUrl, max: 4 })
   const { endpoint, region, accessKeyId, secretAccessKey, bucket: b } = stack().s3
   catalog = new SqlCatalog({ name: whId, sql: pool, warehouseLocation: `s3://${b}`, io: new S3FileIO({ endpoint, region, accessKeyId, secretAccessKey }) })
-}, 15 * 60_000)
+}, SETUP_TIMEOUT)
 
 afterAll(async () => {
   await db?.end()

@@ -4,19 +4,15 @@
 // in exactly one append; nothing left in the intake, no marker; the ledger committed; lag 0.
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, it } from 'vitest'
-import { ensureVenv, runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
+import { runPython, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { killThenRestart } from '../support/roller.ts'
-import { bucket, database, ledger, newSink, send, uid } from '../support/sinks.ts'
-import { warehouseId } from '../support/roller-check.ts'
+import { bucket, ledger, newSink, send, uid } from '../support/sinks.ts'
+import { rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
 import { call, stack } from '../support/stack.ts'
 
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 /**

@@ -7,10 +7,10 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseLossless } from '../../iceberg/spec/json.ts'
-import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
+import { runPython, s3Args, sqlCatalogArgs, toExact } from '../support/python.ts'
 import { rollerTick, type TickResult } from '../support/roller.ts'
-import { bucket, database, intakeObjects, ledger, newSink, send, uid, usage, type Sink } from '../support/sinks.ts'
-import { warehouseId } from '../support/roller-check.ts'
+import { bucket, intakeObjects, ledger, newSink, send, uid, usage, type Sink } from '../support/sinks.ts'
+import { rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
 import { call, stack } from '../support/stack.ts'
 
 const MAX = 9223372036854775807n
@@ -19,11 +19,7 @@ const MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/
 
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 // ---- helpers -------------------------------------------------------------------------------------

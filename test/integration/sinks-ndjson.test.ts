@@ -15,10 +15,9 @@ import { createHash } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureVenv } from '../support/python.ts'
-import { expectExactlyOnce, scan, warehouseId } from '../support/roller-check.ts'
+import { expectExactlyOnce, scan, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
 import { tickInProcess } from '../support/roller.ts'
-import { bucket, bytes, database, intakeKey, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
+import { bucket, bytes, intakeKey, ledger, newSink, send, uid, type Sink } from '../support/sinks.ts'
 import { call, expectError, stack, type Answer } from '../support/stack.ts'
 
 const MiB = 1024 * 1024
@@ -51,11 +50,7 @@ const stored = async (sink: Sink, batchId: string) => {
 
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 describe('a log shipper’s NDJSON, rolled and read back', () => {

@@ -9,10 +9,9 @@ import { join } from 'node:path'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { lhbox } from '../support/cli.ts'
-import { ensureVenv } from '../support/python.ts'
-import { expectExactlyOnce, scan, warehouseId } from '../support/roller-check.ts'
+import { expectExactlyOnce, scan, rollerSetup, SETUP_TIMEOUT } from '../support/roller-check.ts'
 import { tickInProcess } from '../support/roller.ts'
-import { database, expect401, feedSinksDeletedAfter, newProject, newSink, SEND_KEY_FORMAT, send, uid, type Sink } from '../support/sinks.ts'
+import { expect401, feedSinksDeletedAfter, newProject, newSink, SEND_KEY_FORMAT, send, uid, type Sink } from '../support/sinks.ts'
 import { call, expectError, newApiKey, stack, type Answer } from '../support/stack.ts'
 
 const rotate = (sink: { id: string }, body?: unknown, key = stack().adminKey): Promise<Answer> =>
@@ -27,11 +26,7 @@ const secondsFromNow = (t: string) => (Date.parse(t) - Date.now()) / 1000
 
 let db: pg.Client
 let whId: string
-beforeAll(async () => {
-  await ensureVenv()
-  db = await database()
-  whId = await warehouseId(stack().warehouse)
-}, 15 * 60_000)
+beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)
 afterAll(() => db?.end())
 
 /** The sink's audit events but its rolls. */

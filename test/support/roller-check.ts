@@ -2,9 +2,9 @@
 // the table read back through PyIceberg (never our own reader), the ledger's states.
 import type pg from 'pg'
 import { expect } from 'vitest'
-import { runPython, s3Args, sqlCatalogArgs, toExact } from './python.ts'
+import { ensureVenv, runPython, s3Args, sqlCatalogArgs, toExact } from './python.ts'
 import { call, stack } from './stack.ts'
-import { uid } from './sinks.ts'
+import { database, uid } from './sinks.ts'
 
 /** A SQL-catalog warehouse of the stack's admin project on another S3 endpoint (a fault proxy); answers its name and id. */
 export async function proxiedWarehouse(endpoint: string, extra: Record<string, unknown> = {}): Promise<{ name: string; id: string }> {
@@ -24,6 +24,20 @@ export async function warehouseId(name: string): Promise<string> {
   if (!w) throw new Error(`no warehouse ${name}`)
   return w.id
 }
+
+/**
+ * What a roller test file starts from: PyIceberg's venv ready (the first run on a machine builds it),
+ * a connection to the ledger, and the shared warehouse's id. Used as
+ * `beforeAll(async () => ({ db, whId } = await rollerSetup()), SETUP_TIMEOUT)`, closing `db` after.
+ */
+export async function rollerSetup(): Promise<{ db: pg.Client; whId: string }> {
+  await ensureVenv()
+  const db = await database()
+  return { db, whId: await warehouseId(stack().warehouse) }
+}
+
+/** The venv's first build on a fresh machine takes minutes. */
+export const SETUP_TIMEOUT = 15 * 60_000
 
 export interface Scan {
   rows: Array<Record<string, any>>
