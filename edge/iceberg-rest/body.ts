@@ -56,3 +56,14 @@ export async function readBody<S extends v.GenericSchema>(c: Context, schema: S)
 export function answer(c: Context, value: unknown, status: 200 = 200): Response {
   return c.body(stringifyLossless(value), status, { 'content-type': 'application/json' })
 }
+
+/**
+ * A JSON object answer whose `metadata` is JSON text already written (a metadata file's, as the
+ * catalog holds it): spliced in as is between the fields before and after it, which are written
+ * losslessly. No parse or serialization of the metadata on the way out.
+ */
+export function answerWithMetadata(c: Context, before: object, metadataJson: string, after: object): Response {
+  const field = ([key, value]: [string, unknown]) => `${JSON.stringify(key)}:${stringifyLossless(value)}`
+  const fields = [...Object.entries(before).map(field), `"metadata":${metadataJson}`, ...Object.entries(after).map(field)]
+  return c.body(`{${fields.join(',')}}`, 200, { 'content-type': 'application/json' })
+}

@@ -6,12 +6,12 @@ import type { Context } from 'hono'
 import { PartitionSpecError } from '../../iceberg/spec/partition.ts'
 import type { AppEnv } from '../env.ts'
 import { need } from './auth.ts'
-import { answer, readBody } from './body.ts'
+import { readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { namespaceParam } from './namespaces.ts'
 import { RegisterTableRequest } from './schemas.ts'
 import { checkLocation } from './location.ts'
-import { checkMetadata, loadResult, refuseIfSink } from './tables.ts'
+import { answerTable, checkMetadata, refuseIfSink } from './tables.ts'
 import { warehouseCatalogAt } from './warehouse.ts'
 
 /** RegisterTableRequest → LoadTableResult; 409 AlreadyExistsException unless overwrite (refused for a sink's table). */
@@ -25,7 +25,8 @@ export async function registerTable(c: Context<AppEnv>) {
   await checkLocation(c, warehouse, catalog, location)
   if (!location.endsWith('.metadata.json')) throw badRequest(`metadata-location: a table metadata file (…/<n>-<uuid>.metadata.json), not ${location}`)
   // Read losslessly (snapshot ids are longs), never from the cache: the file may have been written over.
-  const metadata = await catalog.readMetadata(location)
+  const file = await catalog.readMetadata(location)
+  const { metadata } = file
   if (metadata['format-version'] === 1) throw badRequest(`${location}: format version 1 tables are not served here (2 and 3 are)`)
   if (typeof metadata.location !== 'string') throw badRequest(`${location} is not Iceberg table metadata: it names no table location`)
   await checkLocation(c, warehouse, catalog, metadata.location)
@@ -37,5 +38,5 @@ export async function registerTable(c: Context<AppEnv>) {
     throw badRequest(`${location} is not table metadata this catalog serves: ${(err as Error).message}`)
   }
   if (body.overwrite) await refuseIfSink(c, catalog, id, 'overwrite')
-  return answer(c, await loadResult(c, warehouse, await catalog.registerTable(id, location, metadata, body.overwrite)))
+  return answerTable(c, warehouse, await catalog.registerTable(id, location, file, body.overwrite))
 }

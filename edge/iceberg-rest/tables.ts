@@ -16,7 +16,7 @@ import type { WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { sha256Hex } from '../keys.ts'
 import { need } from './auth.ts'
-import { answer, readBody } from './body.ts'
+import { answer, answerWithMetadata, readBody } from './body.ts'
 import { badRequest, IcebergError } from './errors.ts'
 import { namespaceParam } from './namespaces.ts'
 import { CommitTableRequest, CommitTransactionRequest, commitOf, CreateTableRequest, RenameTableRequest } from './schemas.ts'
@@ -69,14 +69,21 @@ export async function refuseIfSink(c: Context<AppEnv>, catalog: SqlCatalog, id: 
     throw new IcebergError(409, 'CommitFailedException', `cannot ${what} ${named(id)}: sink ${sink.name} (${sink.id}) writes to it; delete the sink first`)
 }
 
-/** LoadTableResult: the metadata, and how the caller reaches the table's files (storage-access.ts). */
-export async function loadResult(c: Context<AppEnv>, w: WarehouseRow, t: LoadedTable, metadata = t.metadata) {
-  return { 'metadata-location': t.metadataLocation, metadata, ...(await storageAccess(c, w, t.identifier, metadata.location)) }
+/**
+ * LoadTableResult: the metadata, and how the caller reaches the table's files (storage-access.ts).
+ * The metadata goes out as the catalog's JSON text when it has it (the file as stored), else written;
+ * `metadata` given (a view of the table's, e.g. ?snapshots=refs) is always written.
+ */
+export async function answerTable(c: Context<AppEnv>, w: WarehouseRow, t: LoadedTable, metadata?: TableMetadata): Promise<Response> {
+  const access = await storageAccess(c, w, t.identifier, t.metadata.location)
+  const head = { 'metadata-location': t.metadataLocation }
+  if (metadata === undefined && t.metadataJson !== undefined) return answerWithMetadata(c, head, t.metadataJson, access)
+  return answer(c, { ...head, metadata: metadata ?? t.metadata, ...access })
 }
 
-/** ?snapshots=refs: only the snapshots a branch or tag points at (the spec's snapshot loading mode). */
-function withSnapshots(m: TableMetadata, mode: string | undefined): TableMetadata {
-  if (mode === undefined || mode === 'all') return m
+/** ?snapshots=refs: only the snapshots a branch or tag points at (the spec's snapshot loading mode); undefined for all. */
+function withSnapshots(m: TableMetadata, mode: string | undefined): TableMetadata | undefined {
+  if (mode === undefined || mode === 'all') return undefined
   if (mode !== 'refs') throw badRequest('snapshots: all or refs')
   const kept = new Set(Object.values(m.refs).map((r) => r['snapshot-id']))
   return { ...m, snapshots: m.snapshots.filter((s) => kept.has(s['snapshot-id'])) }
@@ -103,7 +110,7 @@ export async function loadTable(c: Context<AppEnv>) {
   const etag = `"${(await sha256Hex(`${table.metadataLocation}\n${mode ?? 'all'}\n${accessTag(c)}`)).slice(0, 32)}"`
   c.header('ETag', etag)
   if (c.req.header('if-none-match') === etag) return c.body(null, 304)
-  return answer(c, await loadResult(c, warehouse, table, withSnapshots(table.metadata, mode)))
+  return answerTable(c, warehouse, table, withSnapshots(table.metadata, mode))
 }
 
 /** CreateTableRequest; stage-create answers the metadata to be (no metadata-location) and writes nothing. */
@@ -131,7 +138,7 @@ export async function createTable(c: Context<AppEnv>) {
     if (await catalog.tableExists(id)) throw new IcebergError(409, 'AlreadyExistsException', `Table already exists: ${named(id)}`)
     return answer(c, { metadata, ...(await storageAccess(c, warehouse, id, metadata.location)) })
   }
-  return answer(c, await loadResult(c, warehouse, await catalog.createWithMetadata(id, metadata)))
+  return answerTable(c, warehouse, await catalog.createWithMetadata(id, metadata))
 }
 
 /** CommitTableRequest: requirements checked and updates applied by the catalog, the staged create's commit included. */
@@ -144,7 +151,9 @@ export async function commitTable(c: Context<AppEnv>) {
   const { warehouse, catalog } = await warehouseCatalogAt(c)
   await checkUpdates(c, warehouse, catalog, updates)
   const table = await catalog.commitRequest(id, requirements, updates)
-  return answer(c, { 'metadata-location': table.metadataLocation, metadata: table.metadata })
+  const head = { 'metadata-location': table.metadataLocation }
+  if (table.metadataJson !== undefined) return answerWithMetadata(c, head, table.metadataJson, {})
+  return answer(c, { ...head, metadata: table.metadata })
 }
 
 /** CommitTransactionRequest: every table's change or none, in one Postgres transaction (204). */

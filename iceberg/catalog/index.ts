@@ -16,6 +16,11 @@ export interface LoadedTable {
   identifier: TableIdentifier
   metadataLocation: string
   metadata: TableMetadata
+  /**
+   * `metadata` as JSON text, when the catalog has it at hand (a file it wrote, or one its cache holds):
+   * an answer may carry it as is instead of serializing the metadata again.
+   */
+  metadataJson?: string
   /** The FileIO to read and write this table's files with (vended credentials where given). */
   io: FileIO
 }

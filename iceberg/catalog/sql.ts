@@ -32,6 +32,12 @@ export interface SqlCatalogOptions {
   cache?: MetadataLookup
 }
 
+/** A metadata file as read: its parse, and its text (what a REST answer may carry as is). */
+export interface MetadataFile {
+  metadata: TableMetadata
+  text: string
+}
+
 /** A namespace as the rows hold it: levels joined by dots, as PyIceberg's SqlCatalog and Java's JdbcCatalog write it. */
 const ns = (namespace: string[]) => namespace.join('.')
 
@@ -108,13 +114,14 @@ export class SqlCatalog implements Catalog {
   }
 
   private async loadAt(id: TableIdentifier, metadataLocation: string): Promise<LoadedTable> {
-    let metadata = this.opts.cache?.get(metadataLocation)
-    if (!metadata) {
+    let cached = this.opts.cache?.get(metadataLocation)
+    if (!cached) {
       const text = new TextDecoder().decode(await this.opts.io.read(metadataLocation))
-      metadata = parseMetadata(text)
-      this.opts.cache?.set(metadataLocation, metadata, text.length)
+      const metadata = parseMetadata(text)
+      this.opts.cache?.set(metadataLocation, metadata, text)
+      cached = this.opts.cache?.get(metadataLocation) ?? { metadata }
     }
-    return { identifier: id, metadataLocation, metadata, io: this.opts.io }
+    return { identifier: id, metadataLocation, metadata: cached.metadata, metadataJson: cached.json, io: this.opts.io }
   }
 
   /** Where a new table goes when its creator names no location: <warehouse>/<ns levels>/<table>. */
@@ -160,8 +167,8 @@ export class SqlCatalog implements Catalog {
       await this.opts.io.delete([metadataLocation]).catch(() => undefined)
       throw new TableAlreadyExists(`Table already exists: ${ns(identifier.namespace)}.${identifier.name}`)
     }
-    this.opts.cache?.set(metadataLocation, metadata, text.length)
-    return { identifier, metadataLocation, metadata, io: this.opts.io }
+    this.opts.cache?.set(metadataLocation, metadata, text, true)
+    return { identifier, metadataLocation, metadata, metadataJson: text, io: this.opts.io }
   }
 
   /**
@@ -169,7 +176,7 @@ export class SqlCatalog implements Catalog {
    * when there is no file or it is not Iceberg table metadata; the store's own failures pass through.
    * Always read from the store: a file someone asks to register may have been written over since.
    */
-  async readMetadata(location: string): Promise<TableMetadata> {
+  async readMetadata(location: string): Promise<MetadataFile> {
     let bytes: Uint8Array
     try {
       bytes = await this.opts.io.read(location)
@@ -177,22 +184,21 @@ export class SqlCatalog implements Catalog {
       if (err instanceof FileNotFound) throw new MetadataError(`no metadata file at ${location}`)
       throw err
     }
-    let metadata: TableMetadata
     try {
-      metadata = parseMetadata(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes))
+      const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+      return { metadata: parseMetadata(text), text }
     } catch (err) {
       throw new MetadataError(`${location} is not Iceberg table metadata: ${(err as Error).message}`)
     }
-    return metadata
   }
 
   /**
-   * Registers a table at `metadataLocation`, whose `metadata` the caller read with readMetadata and
+   * Registers a table at `metadataLocation`, whose `file` the caller read with readMetadata and
    * checked (JdbcCatalog's registerTable: the row names the file as it is, nothing is copied).
    * NoSuchNamespace; TableAlreadyExists unless `overwrite`, which points the table's row at the file
    * (its previous location kept as previous_metadata_location).
    */
-  async registerTable(id: TableIdentifier, metadataLocation: string, metadata: TableMetadata, overwrite = false): Promise<LoadedTable> {
+  async registerTable(id: TableIdentifier, metadataLocation: string, file: MetadataFile, overwrite = false): Promise<LoadedTable> {
     if (!(await this.namespaces.exists(id.namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${ns(id.namespace)}`)
     const replace = overwrite
       ? `do update set metadata_location = excluded.metadata_location, previous_metadata_location = iceberg_tables.metadata_location
@@ -205,8 +211,8 @@ export class SqlCatalog implements Catalog {
     )
     if (res.rowCount !== 1) throw new TableAlreadyExists(`Table already exists: ${ns(id.namespace)}.${id.name}`)
     // Kept as registered (a file written over since is read again here, so this isolate's entry follows it).
-    this.opts.cache?.set(metadataLocation, metadata, serializeMetadata(metadata).length)
-    return { identifier: id, metadataLocation, metadata, io: this.opts.io }
+    this.opts.cache?.set(metadataLocation, file.metadata, file.text)
+    return { identifier: id, metadataLocation, metadata: file.metadata, metadataJson: this.opts.cache?.get(metadataLocation)?.json, io: this.opts.io }
   }
 
   /** Removes the table from the catalog; its files stay (they are the store's, as in PyIceberg's SqlCatalog). NoSuchTable when absent. */
@@ -332,7 +338,7 @@ export class SqlCatalog implements Catalog {
       await discard()
       throw new CommitConflict(`${ns(moved.namespace)}.${moved.name} changed during the commit`)
     }
-    for (const p of planned) this.opts.cache?.set(p.location, p.next, p.text.length)
+    for (const p of planned) this.opts.cache?.set(p.location, p.next, p.text, true)
   }
 
   /**
@@ -375,10 +381,10 @@ export class SqlCatalog implements Catalog {
       await this.opts.io.delete([nextLocation]).catch(() => undefined)
       return null
     }
-    this.opts.cache?.set(nextLocation, next, text.length)
+    this.opts.cache?.set(nextLocation, next, text, true)
     // In the background: clean-up is best effort (a file left behind is garbage, never a wrong table).
     void this.deleteExpiredMetadata(current.metadata, next)
-    return { identifier: id, metadataLocation: nextLocation, metadata: next, io: this.opts.io }
+    return { identifier: id, metadataLocation: nextLocation, metadata: next, metadataJson: text, io: this.opts.io }
   }
 
   /** write.metadata.delete-after-commit.enabled: drop metadata files that fell out of metadata-log. */
