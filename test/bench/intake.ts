@@ -6,7 +6,21 @@
 // device are the SAME edge Worker. The bare Worker (test/bench/bare-worker) does only the send
 // route's irreducible work: the ledger's one statement and the one PUT. autocannon drives each in
 // turn, same connections and duration: a warm-up, then a bounded run; BENCH_ROUNDS rounds (default
-// 3, for medians), the order reversed every other round. The workloads, ROWS (10) rows a request:
+// 3, for medians), the order reversed every other round. Each run starts from the same state, as a
+// fair comparison needs (the stack has no roller: nothing is rolled while it runs):
+//   - every side is loaded once (a warm-up, not counted) before round 1, so no counted run is the
+//     first load its edge's wrangler and workerd and this process's autocannon see;
+//   - before each run the stack's processes are waited on until idle (intake-cpu.ts's settle: under
+//     25 ms of CPU in two 250 ms windows in a row), so no run pays for the one before it (a request
+//     finished after its run's end, the read-back's S3 listing, a rebuild);
+//   - a run during which a Worker was rebuilt is run again (at most 3 times): wrangler dev rebuilds
+//     and restarts a Worker whenever one of its sources changes, and others edit this working tree
+//     (intake-sources.ts; an edge's esbuild spending over 200 ms in the run says so too);
+//   - the CPU every process of the stack spent (intake-cpu.ts: edges' wrangler, workerd and
+//     esbuild, Postgres's backends, autovacuum and writers, pgbouncer, the S3 server, this process)
+//     is printed for each run, for the gap before it and its warm-up, with Postgres's autovacuum and
+//     checkpoint counts: what a side's figure may owe to anything but its route shows there.
+// The workloads, ROWS (10) rows a request:
 //   - bare, send: POST /v1/sinks/{id}, Bearer, Content-Type: application/json, every request a
 //     distinct Idempotency-Key and the same ~1 KB, 10-row JSON array;
 //   - ndjson: the same route and rows as NDJSON (Content-Type: application/x-ndjson, one row a line,
@@ -54,9 +68,11 @@ import { sha256Hex } from '../../edge/keys.ts'
 import { api, benchStack, Cleanup, deadline, fmt, rowJson, tableAndSink } from './common.ts'
 import { startDbPaths } from './db-paths.ts'
 import { intOptions } from './fleet.ts'
+import { type CpuSample, CpuWatch, rebuildMs, settle, spentText } from './intake-cpu.ts'
 import { intakeFleet } from './intake-fleet.ts'
 import { OTLP_COLUMNS, otlpExport } from './intake-otlp.ts'
 import { readBack, type Side, side } from './intake-readback.ts'
+import { sourcesStamp } from './intake-sources.ts'
 import { printIntake } from './intake-summary.ts'
 import { type Req, sendLoad } from './send-load.ts'
 
@@ -69,6 +85,9 @@ const ROUNDS = env('BENCH_ROUNDS', 3, 3)
 const DB_DELAY_MS = env('BENCH_DB_DELAY_MS', 100, 0)
 const ROWS = 10
 const TARGET = 0.9
+/** A run is run again when an edge's esbuild spent this much CPU in it (a rebuild), at most MAX_ATTEMPTS times. */
+const REBUILD_MS = 200
+const MAX_ATTEMPTS = 3
 const FLEET = intOptions(
   { sinks: 0, 'ledger-rows': 1_000_000, due: 100 },
   process.argv.slice(2).filter((a) => a !== '--quick'),
@@ -122,8 +141,8 @@ function owntracks(n: number): { deviceId: string; body: string; tst: number } {
 async function main(): Promise<void> {
   const loadStart = os.loadavg()
   const cleanup = new Cleanup()
-  // Eight sides at most, each read back after every round.
-  deadline(cleanup, (5 * 60 + ROUNDS * 8 * (DURATION + WARMUP + 5)) * 1000, 'bench:intake')
+  // Eight sides at most, each read back after every round; a settle and a run again now and then.
+  deadline(cleanup, (5 * 60 + ROUNDS * 8 * 2 * (DURATION + WARMUP + 5)) * 1000, 'bench:intake')
   if (QUICK) log(`--quick: ${DURATION} s per side, ${CONNECTIONS} connections — a check that the bench works, not a figure`)
   try {
     const b = await benchStack('bench-intake', cleanup, log)
@@ -196,18 +215,27 @@ async function main(): Promise<void> {
     // fills this isolate's settings cache, the one extra statement a cold isolate pays; the otlp's
     // the table's shape, which it keeps a minute).
     for (const s of sides) {
-      const r = s.request(++s.n)
-      s.sent.add(r.batchId)
-      // The body as bytes: fetch adds no Content-Type of its own.
-      const res = await fetch(s.origin + r.path, {
-        method: 'POST',
-        headers: r.headers,
-        body: typeof r.body === 'string' ? new TextEncoder().encode(r.body) : r.body,
-      })
-      const text = await res.text()
-      s.answered.set(r.batchId, res.status)
-      // An OTLP 200 with a body is a partialSuccess: a record refused.
-      if (res.status !== s.expect || (s === otlpS && text !== '')) throw new Error(`${s.name}: the probe request answered ${res.status} ${text}`)
+      for (let attempt = 1; ; attempt++) {
+        const r = s.request(++s.n)
+        s.sent.add(r.batchId)
+        // The body as bytes: fetch adds no Content-Type of its own.
+        const res = await fetch(s.origin + r.path, {
+          method: 'POST',
+          headers: r.headers,
+          body: typeof r.body === 'string' ? new TextEncoder().encode(r.body) : r.body,
+        })
+        const text = await res.text()
+        // wrangler dev restarting a Worker rebuilt from edited sources: that request is cut off (it
+        // may or may not be stored, as a run's last ones); another once it is up.
+        if (res.status === 503 && text.includes('restarted') && attempt < 5) {
+          await new Promise((ok) => setTimeout(ok, 3000))
+          continue
+        }
+        s.answered.set(r.batchId, res.status)
+        // An OTLP 200 with a body is a partialSuccess: a record refused.
+        if (res.status !== s.expect || (s === otlpS && text !== '')) throw new Error(`${s.name}: the probe request answered ${res.status} ${text}`)
+        break
+      }
     }
     log(
       `bodies: send/bare ${body.length} bytes, ${ROWS} rows; ndjson the same rows, ${lines.length} bytes; otlp ${ROWS} log records, ${otlp.bytes} bytes of protobuf; device one OwnTracks location, ~${owntracks(1).body.length} bytes; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per side, ${ROUNDS} round(s)`,
@@ -216,13 +244,47 @@ async function main(): Promise<void> {
     const db = new pg.Client(b.stack.databaseUrl)
     await db.connect()
     cleanup.add(() => db.end())
+    const port = (origin: string) => Number(new URL(origin).port)
+    const watch = new CpuWatch(
+      b.stack.dir,
+      new Map([[port(b.stack.apiUrl), 'edge'], [port(bare.url), 'bare'], ...paths.map((p): [number, string] => [port(p.origin), p.name])]),
+      db,
+    )
     let held: string[] = []
+    const notes: string[] = []
+    // Every side loaded once before round 1, not counted: no counted run is the first load its edge's
+    // processes (and this one's autocannon) see (the first runs of a bench cost ~30 % more CPU a request).
+    for (const s of sides) if (WARMUP > 0) await sendLoad(s.origin, s, CONNECTIONS, WARMUP)
+    let last = await watch.sample()
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? sides : [...sides].reverse()
+      const cpu: string[] = []
       for (const s of order) {
-        if (WARMUP > 0) await sendLoad(s.origin, s, CONNECTIONS, WARMUP)
-        s.results.push(await sendLoad(s.origin, s, CONNECTIONS, DURATION))
+        // Each run from the same state: the stack idle, the Worker's sources as they were, its own
+        // warm-up; a run during which the Worker was rebuilt is run again (intake-sources.ts).
+        for (let attempt = 1; ; attempt++) {
+          const waited = await settle(watch)
+          const stamp = sourcesStamp(root)
+          const w0 = await watch.sample()
+          if (WARMUP > 0) await sendLoad(s.origin, s, CONNECTIONS, WARMUP)
+          const r0 = await watch.sample()
+          const result = await sendLoad(s.origin, s, CONNECTIONS, DURATION)
+          const r1: CpuSample = await watch.sample()
+          const what = `cpu round ${round + 1} ${s.name}${attempt > 1 ? ` (run ${attempt})` : ''}`
+          cpu.push(`${what}: before ${spentText(last, w0)}; settled in ${waited.toFixed(1)} s`)
+          cpu.push(`${what}: warm-up ${spentText(w0, r0)}`)
+          cpu.push(`${what}: run (${result.requests.total} requests) ${spentText(r0, r1)}`)
+          last = r1
+          const rebuilt = sourcesStamp(root) !== stamp || rebuildMs(w0, r1) > REBUILD_MS
+          if (!rebuilt || attempt === MAX_ATTEMPTS) {
+            if (rebuilt) notes.push(`round ${round + 1} ${s.name}: the Worker was rebuilt during each of ${attempt} runs (sources edited); the last is kept`)
+            s.results.push(result)
+            break
+          }
+          notes.push(`round ${round + 1} ${s.name}: run again, the Worker was rebuilt during run ${attempt} (sources edited meanwhile)`)
+        }
       }
+      for (const line of cpu) log(line)
       // Read back before printing any figure of the round.
       held = []
       for (const s of sides) held.push(await readBack(b, db, s, CONNECTIONS))
@@ -246,7 +308,7 @@ async function main(): Promise<void> {
       ],
       loadStart,
       readBacks: held,
-      notes: QUICK ? ['--quick: a check that the bench works; these figures are not a measurement'] : [],
+      notes: [...notes, ...(QUICK ? ['--quick: a check that the bench works; these figures are not a measurement'] : [])],
     })
     if (bad > 0) {
       console.log(`  ${bad} request(s) were not 2xx — see the per-round statuses above`)
