@@ -95,8 +95,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       S3_ACCESS_KEY_ID: s3.config.accessKeyId,
       S3_SECRET_ACCESS_KEY: s3.config.secretAccessKey,
       ...(sqlCheckUrl ? { LHBOX_SQL_CHECK_URL: sqlCheckUrl } : {}),
-      // One operator's bucket: the Iceberg REST catalog may vend the store's keys to write keys (edge/env.ts).
-      LHBOX_VEND_STORE_KEYS: 'true',
     }
     const worker = await startWrangler(dir, ports.api, ports.inspector, edgeVars)
     stoppers.push(worker.stop)

@@ -36,8 +36,8 @@ export interface Env extends LimitsEnv {
   /**
    * "true": the Iceberg REST catalog vends the edge's own store keys (S3_ACCESS_KEY_ID) to write keys that
    * ask (X-Iceberg-Access-Delegation: vended-credentials). Those keys reach the whole bucket, every
-   * project's files in it: only for a deployment whose bucket holds one tenant. Unset: remote signing
-   * (scoped to the table), or the warehouse's read-only pair.
+   * project's files in it: only for a deployment whose bucket holds one tenant. Unset: credentials
+   * scoped to the table, served by the edge's S3 endpoint (/iceberg/s3: iceberg-rest/s3-proxy.ts).
    */
   LHBOX_VEND_STORE_KEYS?: string
 }

@@ -10,6 +10,7 @@ import { errorModel, IcebergError, icebergFailure } from './errors.ts'
 import { idempotent } from './idempotency.ts'
 import { oauthToken } from './oauth.ts'
 import { registerTable } from './register.ts'
+import { S3_PATH, s3Proxy } from './s3-proxy.ts'
 import { signRequest } from './sign.ts'
 import { loadCredentials } from './credentials.ts'
 import { createNamespace, dropNamespace, listNamespaces, loadNamespace, updateNamespaceProperties } from './namespaces.ts'
@@ -38,6 +39,8 @@ const routes = new Hono<AppEnv>()
   .get(`${NS}/tables/:table/credentials`, loadCredentials)
   .post('/v1/:prefix/tables/rename', renameTable)
   .post('/v1/:prefix/transactions/commit', commitTransaction)
+  // Vended credentials' S3 endpoint: SigV4, not a catalog key; S3's answers and errors (s3-proxy.ts).
+  .all(`${S3_PATH.slice('/iceberg'.length)}/*`, s3Proxy)
 
 const METHODS = ['GET', 'POST', 'DELETE'] as const
 

@@ -4,15 +4,19 @@
 // - Remote signing (every answer that vends no keys): s3.remote-signing-enabled (Java), s3.signer
 //   (PyIceberg's S3V4RestSigner), the sign endpoint of this table (sign.ts) and a catalog token of the
 //   caller's level to call it with. The signer signs only this table's objects, and for a read key only reads.
-// - Vended credentials, when the client asks (X-Iceberg-Access-Delegation: vended-credentials): a write
-//   key receives the store keys the edge itself uses only where the operator allows it
-//   (LHBOX_VEND_STORE_KEYS=true: they reach the whole bucket, every project's files in it); otherwise,
-//   as a read key, the warehouse's read-only pair when it has one, and else no keys at all (remote
-//   signing only): a read key never receives keys that write.
+// - Vended credentials, when the client asks (X-Iceberg-Access-Delegation: vended-credentials):
+//   credentials scoped to this table and the caller's access (store-credentials.ts), whose requests go
+//   to the edge's own S3 endpoint (<origin>/iceberg/s3, s3-proxy.ts), which checks them and sends them
+//   on signed as the edge. Two unscoped exceptions an operator chooses: a read key receives the
+//   warehouse's read-only pair when it has one (reads of the whole bucket), and a write key the edge's
+//   own store keys with LHBOX_VEND_STORE_KEYS=true (the whole bucket, every project's files in it).
+//   A read key never receives keys that write.
 import type { Context } from 'hono'
 import { openStoreReadKey, type StoreKeyPair, type WarehouseRow } from '../catalogs.ts'
 import type { AppEnv } from '../env.ts'
 import { levelAtLeast } from '../keys.ts'
+import { S3_PATH } from './s3-proxy.ts'
+import { accessOf, issueStoreKeys } from './store-credentials.ts'
 import { issueToken, TOKEN_SECONDS } from './token.ts'
 
 export interface StorageAccess {
@@ -41,12 +45,22 @@ export function accessTag(c: Context<AppEnv>): string {
   return `${p.keyId}:${p.level}:${wantsVended(c)}:${Math.floor(Date.now() / (TOKEN_SECONDS * 500))}`
 }
 
-/** The keys this caller may receive for the warehouse's store; null: none (no read-only pair, and no store keys vended here). */
-async function vendedKeys(c: Context<AppEnv>, w: WarehouseRow): Promise<StoreKeyPair | null> {
-  if (levelAtLeast(c.var.principal.level, 'write') && c.env.LHBOX_VEND_STORE_KEYS === 'true') {
-    return { access_key_id: c.env.S3_ACCESS_KEY_ID, secret_access_key: c.env.S3_SECRET_ACCESS_KEY }
+/** The store's own keys or the warehouse's read-only pair, where the operator chose them for this caller; else null (scoped keys). */
+async function unscopedKeys(c: Context<AppEnv>, w: WarehouseRow): Promise<StoreKeyPair | null> {
+  if (levelAtLeast(c.var.principal.level, 'write')) {
+    return c.env.LHBOX_VEND_STORE_KEYS === 'true' ? { access_key_id: c.env.S3_ACCESS_KEY_ID, secret_access_key: c.env.S3_SECRET_ACCESS_KEY } : null
   }
   return openStoreReadKey(c.env, w)
+}
+
+/** The keys vended to this caller for the table at `location`, and where they reach the store. */
+async function vendedConfig(c: Context<AppEnv>, w: WarehouseRow, location: string): Promise<Record<string, string>> {
+  const store = { 's3.region': w.region, 'client.region': w.region, 's3.path-style-access': 'true' }
+  const pair = await unscopedKeys(c, w)
+  if (pair) return { ...store, 's3.endpoint': w.endpoint, 's3.access-key-id': pair.access_key_id, 's3.secret-access-key': pair.secret_access_key }
+  const p = c.var.principal
+  const keys = await issueStoreKeys(c.env.LHBOX_BOOTSTRAP_SECRET, { warehouseId: w.id, keyId: p.keyId, access: accessOf(p.level), location })
+  return { ...store, 's3.endpoint': `${new URL(c.req.url).origin}${S3_PATH}`, ...keys }
 }
 
 /** The config (and storage credentials) that go out with table `namespace.table` at `location`. */
@@ -56,9 +70,8 @@ export async function storageAccess(c: Context<AppEnv>, w: WarehouseRow, id: { n
   // An answer kept for Idempotency-Key replays (a create) is stored: it carries no keys and no token;
   // the client signs with its own catalog credentials, and a load gives keys.
   const kept = c.req.header('idempotency-key') !== undefined
-  const keys = wantsVended(c) && !kept ? await vendedKeys(c, w) : null
-  if (keys) {
-    const vended = { ...store, 's3.access-key-id': keys.access_key_id, 's3.secret-access-key': keys.secret_access_key }
+  if (wantsVended(c) && !kept) {
+    const vended = await vendedConfig(c, w, location)
     return { config: vended, 'storage-credentials': [{ prefix: location, config: vended }] }
   }
   const principal = c.var.principal

@@ -14,21 +14,21 @@ const CATALOG_TOKEN = /^al_tok_([0-9a-f]{12})_(read|write|admin)_(\d{1,12})_([A-
 
 const keys = new Map<string, Promise<CryptoKey>>()
 
-/** The HMAC key, derived once per secret and isolate. */
-function signingKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret)
+/** The HMAC key for one purpose (`info`), derived once per secret, purpose and isolate. */
+function signingKey(secret: string, info: string): Promise<CryptoKey> {
+  let key = keys.get(`${info}\n${secret}`)
   if (!key) {
     key = (async () => {
       const ikm = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), 'HKDF', false, ['deriveKey'])
       return crypto.subtle.deriveKey(
-        { name: 'HKDF', hash: 'SHA-256', salt: new TextEncoder().encode('lhbox'), info: new TextEncoder().encode('lhbox iceberg-rest token v1') },
+        { name: 'HKDF', hash: 'SHA-256', salt: new TextEncoder().encode('lhbox'), info: new TextEncoder().encode(info) },
         ikm,
         { name: 'HMAC', hash: 'SHA-256', length: 256 },
         false,
         ['sign'],
       )
     })()
-    keys.set(secret, key)
+    keys.set(`${info}\n${secret}`, key)
   }
   return key
 }
@@ -40,9 +40,12 @@ function base64url(bytes: ArrayBuffer): string {
     .replace(/=+$/, '')
 }
 
-async function sign(secret: string, text: string): Promise<string> {
-  return base64url(await crypto.subtle.sign('HMAC', await signingKey(secret), new TextEncoder().encode(text)))
+/** HMAC-SHA256 of `text` (base64url) under the key derived from `secret` for `info` (one key per purpose). */
+export async function hmacText(secret: string, info: string, text: string): Promise<string> {
+  return base64url(await crypto.subtle.sign('HMAC', await signingKey(secret, info), new TextEncoder().encode(text)))
 }
+
+const sign = (secret: string, text: string) => hmacText(secret, 'lhbox iceberg-rest token v1', text)
 
 /** A token for an API key at a level, valid TOKEN_SECONDS from `now` (ms). */
 export async function issueToken(secret: string, keyId: string, level: Level, now = Date.now()): Promise<string> {

@@ -1,6 +1,6 @@
 // Connection recipes (issue 28, part 5): what `lhbox connect` prints for a SQL-catalog warehouse —
 // DuckDB's CREATE SECRET + ATTACH on <LHBOX_URL>/iceberg, PyIceberg's load_catalog, Spark's
-// spark.sql.catalog.* — run as printed (placeholders replaced by a read key and the store's keys) in
+// spark.sql.catalog.* — run as printed (the placeholder replaced by a read key; no store keys) in
 // DuckDB 1.5.5 and PyIceberg against the table a sink just filled, as README's quickstart ends; the
 // console's table page shows DuckDB lines that query that table. An external REST catalog's warehouse
 // is named by its own URI, with no recipes (not proxied). A project of the file's own.
@@ -23,12 +23,8 @@ beforeAll(async () => {
 }, 15 * 60_000)
 afterAll(deleteCatalogSinks)
 
-/** The placeholders filled as a person would: a read key, and the store's own S3 keys. */
-const fill = (text: string) =>
-  text
-    .replaceAll('<API key>', ctx.readKey)
-    .replaceAll('<store access key id>', stack().s3.accessKeyId)
-    .replaceAll('<store secret access key>', stack().s3.secretAccessKey)
+/** The placeholder filled as a person would: a read key (no store keys: the catalog vends scoped ones). */
+const fill = (text: string) => text.replaceAll('<API key>', ctx.readKey)
 
 const connect = (args: string[]) => lhbox(['connect', ...args], { env: { LHBOX_API_KEY: ctx.readKey } })
 
@@ -38,12 +34,10 @@ describe('lhbox connect: recipes for lhbox’s Iceberg REST catalog', () => {
     expect(printed.code, printed.stderr).toBe(0)
     const lines = printed.stdout.trim().split('\n')
     const alias = `lhbox_${ctx.project.warehouse}`
+    // No store keys: DuckDB takes the catalog's table-scoped vended credentials.
     expect(lines).toEqual([
-      expect.stringMatching(
-        new RegExp(`^CREATE SECRET ${alias}_store \\(TYPE S3, KEY_ID '<store access key id>', SECRET '<store secret access key>', .*URL_STYLE 'path'`),
-      ),
       `CREATE SECRET ${alias} (TYPE ICEBERG, TOKEN '<API key>');`,
-      `ATTACH '${ctx.project.warehouse}' AS ${alias} (TYPE ICEBERG, ENDPOINT '${stack().apiUrl}/iceberg', SECRET ${alias}, ACCESS_DELEGATION_MODE 'none');`,
+      `ATTACH '${ctx.project.warehouse}' AS ${alias} (TYPE ICEBERG, ENDPOINT '${stack().apiUrl}/iceberg', SECRET ${alias}, ACCESS_DELEGATION_MODE 'vended_credentials');`,
       'SHOW ALL TABLES;',
     ])
     expect(printed.stdout).not.toContain(ctx.readKey)
@@ -91,6 +85,7 @@ describe('lhbox connect: recipes for lhbox’s Iceberg REST catalog', () => {
       [`${c}.warehouse`]: ctx.project.warehouse,
       [`${c}.token`]: '<API key>',
     })
+    expect(spark.stdout).not.toContain('s3.access-key-id')
   })
 
   it('names an external REST catalog by its own URI, with no recipes (not proxied)', async () => {
