@@ -169,6 +169,16 @@ describe('vended credentials', () => {
     expect((await s3(w, 'PUT', at('data/probe.bin'), 'probe')).status).toBe(200)
     expect((await s3(w, 'GET', at('data/probe.bin'))).text).toBe('probe')
     expect((await s3(w, 'DELETE', at('data/probe.bin'))).status).toBe(204)
+    // A multipart upload (DuckDB's httpfs writes so): create, a part, complete.
+    const started = await s3(w, 'POST', at('data/multi.bin?uploads'))
+    const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(started.text)?.[1] ?? ''
+    expect(uploadId, started.text).not.toBe('')
+    const part = await s3(w, 'PUT', at(`data/multi.bin?partNumber=1&uploadId=${encodeURIComponent(uploadId)}`), 'multipart')
+    expect(part.status, part.text).toBe(200)
+    const done = `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${part.etag}</ETag></Part></CompleteMultipartUpload>`
+    expect((await s3(w, 'POST', at(`data/multi.bin?uploadId=${encodeURIComponent(uploadId)}`), done)).status).toBe(200)
+    expect((await s3(r, 'GET', at('data/multi.bin'))).text).toBe('multipart')
+    await expectS3(s3(r, 'PUT', at(`data/multi.bin?partNumber=2&uploadId=${encodeURIComponent(uploadId)}`), 'no'), 403, 'AccessDenied')
 
     // Another table of the same warehouse, the intake, another bucket, a listing of the whole bucket, a dot segment.
     await expectS3(s3(w, 'GET', at(metadata).replace('/events/', '/other/')), 403, 'AccessDenied')
@@ -256,7 +266,7 @@ describe('vended credentials', () => {
 })
 
 /** An S3 request signed with vended credentials (aws4fetch as an engine's SDK would), its answer read. */
-async function s3(keys: Record<string, string>, method: string, url: string, body?: string): Promise<{ status: number; text: string }> {
+async function s3(keys: Record<string, string>, method: string, url: string, body?: string): Promise<{ status: number; text: string; etag: string | null }> {
   const aws = new AwsClient({
     accessKeyId: keys['s3.access-key-id'],
     secretAccessKey: keys['s3.secret-access-key'],
@@ -265,7 +275,7 @@ async function s3(keys: Record<string, string>, method: string, url: string, bod
     region: 'us-east-1',
   })
   const res = await aws.fetch(url, { method, body, headers: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } })
-  return { status: res.status, text: await res.text() }
+  return { status: res.status, text: await res.text(), etag: res.headers.get('etag') }
 }
 
 /** S3's XML error with this status and code. */
