@@ -1,8 +1,9 @@
 // CPU time per stage of a roll (GET, scan, encode, compress, commit), asked for with
-// LHBOX_ROLL_STAGE_CPU=1 (bench:roll sets it). Node 20 has no per-thread CPU clock, but Linux keeps
-// each thread's own CPU time in /proc/thread-self/schedstat (its first field, ns). The file is opened
-// once per thread (thread-self names the thread that opens it) and re-read at offset 0: 4–6 µs a read
-// here (19 at load 13), against ~75 µs for a readFileSync; a roll reads it a few times per batch and per page.
+// LHBOX_ROLL_STAGE_CPU=1 (bench:roll sets it). Node 20 has no per-thread CPU clock (Node 23's
+// process.threadCpuUsage), but Linux keeps each thread's own CPU time in
+// /proc/thread-self/schedstat (its first field, ns). The file is opened once per thread (thread-self
+// names the thread that opens it) and re-read at offset 0: 4–6 µs a read here (19 at load 13), against
+// ~75 µs for a readFileSync; a roll reads it a few times per batch and per page.
 import { openSync, readSync } from 'node:fs'
 
 export const STAGES = ['get', 'scan', 'encode', 'compress', 'commit'] as const
@@ -21,6 +22,11 @@ export function threadCpuNs(): number | null {
     }
   }
   if (fd === null) return null
+  // The file shows the thread's runtime as of the scheduler's last look at it: up to a tick (4 ms)
+  // old while the thread runs, so a short stage's time landed in whichever stage next woke a thread
+  // (a postMessage, a socket). getrusage(RUSAGE_SELF), which process.cpuUsage() is, brings the
+  // calling thread's runtime up to date first (the kernel's thread_group_cputime): ~1 µs.
+  process.cpuUsage()
   const n = readSync(fd, buf, 0, buf.length, 0)
   const space = buf.indexOf(32)
   return Number(buf.toString('latin1', 0, space > 0 && space < n ? space : n))

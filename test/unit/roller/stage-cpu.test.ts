@@ -20,6 +20,21 @@ describe.runIf(linux)('StageCpu', () => {
     expect(threadCpuNs()! - t0).toBeGreaterThanOrEqual(20e6)
   })
 
+  it('reads the clock up to date: work shorter than a scheduler tick shows at once', () => {
+    // Without bringing it up to date, the file moved only when the scheduler looked (up to 4 ms
+    // apart): a short stage read 0 and the next stage to wake a thread was charged for it.
+    let moved = 0
+    let last = threadCpuNs()!
+    for (let n = 0; n < 200; n++) {
+      let x = 0
+      for (let i = 0; i < 20_000; i++) x += Math.sqrt(x + i)
+      const now = threadCpuNs()! + (x < 0 ? 1 : 0)
+      if (now > last) moved++
+      last = now
+    }
+    expect(moved).toBeGreaterThanOrEqual(195)
+  })
+
   it('charges nested stages to themselves, not to the stage around them', async () => {
     const cpu = new StageCpu(true)
     await cpu.around('commit', async () => {
