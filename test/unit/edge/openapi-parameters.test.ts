@@ -1,7 +1,7 @@
 // /openapi.json describes every parameter and every status an operation answers (schemathesis checks
 // the answers against it in test/integration/api-schema.test.ts; these are the document's own rules).
 import { describe, expect, it } from 'vitest'
-import { openApiDocument } from '../../../edge/openapi.ts'
+import { openApiDocument } from '../../../edge/openapi/document.ts'
 
 const doc = openApiDocument() as any
 const operations = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) =>

@@ -1,6 +1,6 @@
 // /openapi.json comes from the same valibot schemas that validate requests.
 import { describe, expect, it } from 'vitest'
-import { openApiDocument } from '../../../edge/openapi.ts'
+import { openApiDocument } from '../../../edge/openapi/document.ts'
 
 describe('openApiDocument', () => {
   const doc = openApiDocument() as any

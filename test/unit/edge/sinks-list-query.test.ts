@@ -4,7 +4,7 @@
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { decodeCursor, encodeCursor } from '../../../edge/cursor.ts'
-import { openApiDocument } from '../../../edge/openapi.ts'
+import { openApiDocument } from '../../../edge/openapi/document.ts'
 import { ListSinksQuery } from '../../../edge/routes/sinks.ts'
 
 const doc = openApiDocument() as any

@@ -1,13 +1,13 @@
-// The shapes of the OpenAPI document (edge/openapi.ts): JSON Schema of the answers and bodies, the
+// The shapes of the OpenAPI document (edge/openapi/document.ts): JSON Schema of the answers and bodies, the
 // path, query and header parameters, built from the valibot schemas the routes validate with.
 import { toJsonSchema } from '@valibot/to-json-schema'
-import { REJECT_REASONS } from '../contract/rejects.ts'
-import { UNREADABLE_LINE } from './rejects.ts'
+import { REJECT_REASONS } from '../../contract/rejects.ts'
+import { UNREADABLE_LINE } from '../rejects.ts'
 import type { GenericSchema } from 'valibot'
-import { SINK_REF } from './routes/sinks.ts'
-import { CreateTable, DocumentTable, IcebergTypeJson, NestedFieldJson, TABLE_PART } from './routes/tables.ts'
-import { WAREHOUSE_NAME } from './routes/warehouses.ts'
-import { BATCH_ID } from '../contract/bucket.ts'
+import { SINK_REF } from '../routes/sinks.ts'
+import { CreateTable, DocumentTable, IcebergTypeJson, NestedFieldJson, TABLE_PART } from '../routes/tables.ts'
+import { WAREHOUSE_NAME } from '../routes/warehouses.ts'
+import { BATCH_ID } from '../../contract/bucket.ts'
 
 export type JsonSchema = Record<string, unknown>
 
