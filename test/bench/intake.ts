@@ -10,6 +10,9 @@
 // fair comparison needs (the stack has no roller: nothing is rolled while it runs):
 //   - every side is loaded once (a warm-up, not counted) before round 1, so no counted run is the
 //     first load its edge's wrangler and workerd and this process's autocannon see;
+//   - a run on another edge than the run before it warms up 3× as long: an edge left idle while the
+//     others ran (round 2's first runs after the database paths) spent ~10 % more CPU a request in
+//     its next run, wrangler's Node and workerd alike, after the usual warm-up;
 //   - before each run the stack's processes are waited on until idle (intake-cpu.ts's settle: under
 //     25 ms of CPU in two 250 ms windows in a row), so no run pays for the one before it (a request
 //     finished after its run's end, the read-back's S3 listing, a rebuild);
@@ -88,6 +91,8 @@ const TARGET = 0.9
 /** A run is run again when an edge's esbuild spent this much CPU in it (a rebuild), at most MAX_ATTEMPTS times. */
 const REBUILD_MS = 200
 const MAX_ATTEMPTS = 3
+/** The warm-up of a run on another edge than the run before it, in WARMUPs. */
+const EDGE_SWITCH_WARMUP = 3
 const FLEET = intOptions(
   { sinks: 0, 'ledger-rows': 1_000_000, due: 100 },
   process.argv.slice(2).filter((a) => a !== '--quick'),
@@ -256,6 +261,7 @@ async function main(): Promise<void> {
     // processes (and this one's autocannon) see (the first runs of a bench cost ~30 % more CPU a request).
     for (const s of sides) if (WARMUP > 0) await sendLoad(s.origin, s, CONNECTIONS, WARMUP)
     let last = await watch.sample()
+    let lastOrigin = ''
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? sides : [...sides].reverse()
       const cpu: string[] = []
@@ -266,7 +272,11 @@ async function main(): Promise<void> {
           const waited = await settle(watch)
           const stamp = sourcesStamp(root)
           const w0 = await watch.sample()
-          if (WARMUP > 0) await sendLoad(s.origin, s, CONNECTIONS, WARMUP)
+          // An edge idle while other edges ran (the database paths, the bare Worker) costs more CPU a
+          // request for longer than one warm-up: the first side back on it gets a longer one.
+          const warmup = s.origin === lastOrigin ? WARMUP : WARMUP * EDGE_SWITCH_WARMUP
+          if (warmup > 0) await sendLoad(s.origin, s, CONNECTIONS, warmup)
+          lastOrigin = s.origin
           const r0 = await watch.sample()
           const result = await sendLoad(s.origin, s, CONNECTIONS, DURATION)
           const r1: CpuSample = await watch.sample()
