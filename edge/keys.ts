@@ -1,4 +1,5 @@
 // Key formats and hashing. Only SHA-256 hashes are stored; comparisons are constant-time.
+import { encodeBase64Url } from 'hono/utils/encode'
 export type Level = 'read' | 'write' | 'admin'
 export const LEVELS: readonly Level[] = ['read', 'write', 'admin']
 
@@ -9,12 +10,7 @@ function hex(bytes: Uint8Array): string {
   return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('')
 }
 
-function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '')
-}
+const base64url = (bytes: Uint8Array<ArrayBuffer>): string => encodeBase64Url(bytes.buffer).replace(/=+$/, '')
 
 export function randomHex(bytes: number): string {
   return hex(crypto.getRandomValues(new Uint8Array(bytes)))

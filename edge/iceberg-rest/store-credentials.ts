@@ -8,6 +8,7 @@
 // - s3.secret-access-key: an HMAC of that token under another derived key, so that any edge
 //   recomputes it from the token the request carries (x-amz-security-token) and nothing is stored;
 // - s3.access-key-id: LHBOXV1 and the API key's id (the SigV4 Credential names it).
+import { decodeBase64Url, encodeBase64Url } from 'hono/utils/encode'
 import { type Level, levelAtLeast, timingSafeEqual } from '../keys.ts'
 import { hmacText, TOKEN_SECONDS } from './token.ts'
 
@@ -33,18 +34,11 @@ export const accessOf = (level: Level): StoreAccess => (levelAtLeast(level, 'wri
 /** The access key id of a key's vended credentials. */
 export const accessKeyIdOf = (keyId: string) => `LHBOXV1${keyId.toUpperCase()}`
 
-function encode(text: string): string {
-  const bytes = new TextEncoder().encode(text)
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '')
-}
+const encode = (text: string): string => encodeBase64Url(new TextEncoder().encode(text).buffer).replace(/=+$/, '')
 
 function decode(b64: string): string | null {
   try {
-    const bin = atob(b64.replace(/-/g, '+').replace(/_/g, '/'))
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(bin, (ch) => ch.charCodeAt(0)))
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(decodeBase64Url(b64))
   } catch {
     return null
   }

@@ -5,6 +5,7 @@
 // edge's LHBOX_BOOTSTRAP_SECRET (info "lhbox iceberg-rest token v1"): any edge of the deployment
 // verifies any token, and nothing is stored. A token names its API key, and every use looks the key
 // up again: revoking the key ends its tokens at once, and a token never acts above its key's level.
+import { encodeBase64Url } from 'hono/utils/encode'
 import { levelAtLeast, type Level, timingSafeEqual } from '../keys.ts'
 
 /** How long a token lives: engines ask again (token exchange, or client credentials) before it ends. */
@@ -33,12 +34,7 @@ function signingKey(secret: string, info: string): Promise<CryptoKey> {
   return key
 }
 
-function base64url(bytes: ArrayBuffer): string {
-  return btoa(String.fromCharCode(...new Uint8Array(bytes)))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '')
-}
+const base64url = (bytes: ArrayBuffer): string => encodeBase64Url(bytes).replace(/=+$/, '')
 
 /** HMAC-SHA256 of `text` (base64url) under the key derived from `secret` for `info` (one key per purpose). */
 export async function hmacText(secret: string, info: string, text: string): Promise<string> {
