@@ -40,6 +40,11 @@ export interface Env extends LimitsEnv {
    * scoped to the table, served by the edge's S3 endpoint (/iceberg/s3: iceberg-rest/s3-proxy.ts).
    */
   LHBOX_VEND_STORE_KEYS?: string
+  /**
+   * Hosts, addresses or CIDRs (comma-separated) a warehouse's `endpoint` or REST catalog `uri` may name
+   * though internal; the edge's own S3_ENDPOINT host is always allowed (edge/warehouse-egress.ts).
+   */
+  LHBOX_WAREHOUSE_ALLOW_HOSTS?: string
 }
 
 /** Who called a /v1 route: an API key of one project, at its level (auth.ts sets it). */

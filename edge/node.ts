@@ -6,7 +6,8 @@ import { serve, type ServerType } from '@hono/node-server'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
 import type { EdgeDb } from '../db/edge.ts'
-import { nodeTransport } from '../iceberg/io/s3-node.ts'
+import type { Dispatcher } from 'undici'
+import { nodeTransport, useS3Agent } from '../iceberg/io/s3-node.ts'
 import { useS3Transport } from '../iceberg/io/s3-transport.ts'
 import * as schema from '../db/schema.ts'
 import { createApp } from './app.ts'
@@ -26,6 +27,7 @@ const OPTIONAL = [
   'LHBOX_PROJECT_REQUESTS_PER_SECOND',
   'LHBOX_PROJECT_BYTES_PER_SECOND',
   'LHBOX_VEND_STORE_KEYS',
+  'LHBOX_WAREHOUSE_ALLOW_HOSTS',
 ] as const
 
 /** The bindings from the environment; an error naming every one that is missing. */
@@ -63,9 +65,13 @@ export interface NodeEdge {
 /** The request line and headers Node reads before the app answers (its default is 16 KiB). */
 const MAX_HEADER_BYTES = 256 * 1024
 
-/** Serves the app on host:port (0: any free port); the ledger is pruned on start and hourly, as the Worker's cron does. */
-export async function startNodeEdge(env: Env, opts: { port: number; host: string; pool?: number }): Promise<NodeEdge> {
+/**
+ * Serves the app on host:port (0: any free port); the ledger is pruned on start and hourly, as the Worker's cron does.
+ * `agent`: the store's connections go through it (node-main.ts's, which checks where they lead).
+ */
+export async function startNodeEdge(env: Env, opts: { port: number; host: string; pool?: number; agent?: Dispatcher }): Promise<NodeEdge> {
   // Node's S3 transport for the intake PUTs (iceberg/io/s3-node.ts: a quarter of fetch's CPU a request).
+  if (opts.agent) useS3Agent(opts.agent)
   useS3Transport(nodeTransport)
   const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: opts.pool ?? 10, application_name: 'lhbox-edge' })
   // An idle connection the server drops must not end the process; the pool discards it.

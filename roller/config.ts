@@ -1,7 +1,7 @@
 // The roller's configuration, from the environment (README "Roller").
 import { availableParallelism, hostname } from 'node:os'
 import { sinksEnabled } from '../contract/switch.ts'
-import { EgressPolicy } from './feeds/egress-policy.ts'
+import { EgressPolicy, WAREHOUSES } from '../contract/egress-policy.ts'
 import type { SqlLimits } from './feeds/sql.ts'
 
 export interface RollerConfig {
@@ -55,6 +55,12 @@ export interface RollerConfig {
   measureSeconds: number
   /** LHBOX_SINKS_ENABLED / AL_SINKS_ENABLED false: lease nothing, roll nothing (the edge's switch does the same). */
   sinksEnabled: boolean
+  /**
+   * Where the roller's own requests may connect (contract/egress-connect.ts): warehouses' store endpoints
+   * and REST catalogs are tenant-chosen, so public addresses only, the edge (LHBOX_URL), the operator's
+   * store (S3_ENDPOINT) and LHBOX_WAREHOUSE_ALLOW_HOSTS excepted.
+   */
+  egress: EgressPolicy
   /** Commit retries after a conflict (the spec: 5 attempts, 0.5–8 s backoff). */
   retry: { attempts: number; minBackoffMs: number; maxBackoffMs: number }
 }
@@ -119,11 +125,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RollerConfig {
       threads: Number(env.LHBOX_SQL_THREADS ?? 2),
       httpfsPath: env.LHBOX_DUCKDB_HTTPFS || undefined,
       maxBatchBytes: Number(env.LHBOX_SQL_MAX_BATCH_BYTES ?? 256 * 1024 * 1024),
-      // Public addresses only, and what the operator opens by name or CIDR (roller/feeds/egress-policy.ts).
+      // Public addresses only, and what the operator opens by name or CIDR (contract/egress-policy.ts).
       egress: EgressPolicy.fromEnv(env.LHBOX_SQL_ALLOW_HOSTS),
     },
     measureSeconds: Number(env.LHBOX_MEASURE_SECONDS ?? 300),
     sinksEnabled: sinksEnabled(env),
+    egress: EgressPolicy.fromEnv(env.LHBOX_WAREHOUSE_ALLOW_HOSTS, WAREHOUSES, [env.LHBOX_URL, env.S3_ENDPOINT]),
     retry: {
       attempts: 5,
       minBackoffMs: Number(env.LHBOX_ROLLER_BACKOFF_MIN_MS ?? 500),

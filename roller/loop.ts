@@ -50,7 +50,7 @@ export function createRoller(config: RollerConfig, log: Logger, metrics: RollerM
   const warehouses = new Warehouses(config, log)
   const compression = loadPageCodecs()
   const onRetry = () => metrics.commitRetries.inc()
-  const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads) : null
+  const scanPool = config.scanThreads > 0 ? new ScanPool(config.scanThreads, config.egress) : null
   const slots = new RollSlots(config.concurrency)
   const leases = new Leases(api, config.leaseSeconds * 1000, log, metrics)
   // The sinks this roller rolls or sweeps now: the service runs its sweep beside its ticks, and both

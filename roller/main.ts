@@ -1,6 +1,8 @@
 // npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID] | measure [--warehouse ID]
 import { parseArgs } from 'node:util'
-import { nodeTransport } from '../iceberg/io/s3-node.ts'
+import { setGlobalDispatcher } from 'undici'
+import { egressAgent } from '../contract/egress-connect.ts'
+import { nodeTransport, useS3Agent } from '../iceberg/io/s3-node.ts'
 import { useS3Transport } from '../iceberg/io/s3-transport.ts'
 import { loadConfig } from './config.ts'
 import { errorText, jsonLogger } from './log.ts'
@@ -33,8 +35,12 @@ async function main(argv: string[]): Promise<number> {
     console.error('usage: npm run roller -- run | tick [--force] [--sink ID] | maintain [--sink ID] | measure [--warehouse ID]')
     return 2
   }
-  useS3Transport(nodeTransport)
   const config = loadConfig()
+  // Every request of this process (S3, REST catalogs, the edge) connects only where the policy allows.
+  const agent = egressAgent(config.egress)
+  setGlobalDispatcher(agent)
+  useS3Agent(agent)
+  useS3Transport(nodeTransport)
   const log = jsonLogger({ roller: config.rollerId })
   const metrics = new RollerMetrics()
   const roller = createRoller(config, log, metrics, checkpointFromEnv(process.env))

@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { buildSync } from 'esbuild'
+import type { EgressPolicy } from '../contract/egress-policy.ts'
 import { BatchUnreadable, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import { S3Error, type S3Config, type S3Head } from '../iceberg/io/s3.ts'
 import { stringifyLossless } from '../iceberg/spec/json.ts'
@@ -26,6 +27,11 @@ export interface ReadBatch {
 interface ThreadCpu {
   get: number
   scan: number
+}
+
+/** What a thread is started with: the entries of the policy its GETs connect under. */
+export interface ScanThreadData {
+  egress?: readonly string[]
 }
 
 /** What a worker answers for one job. */
@@ -57,7 +63,11 @@ export class ScanPool {
   private ids = 0
   private closed = false
 
-  constructor(readonly size = Math.max(1, availableParallelism())) {}
+  /** `egress`: where the threads' GETs may connect (the roller's policy, contract/egress-connect.ts); unchecked without. */
+  constructor(
+    readonly size = Math.max(1, availableParallelism()),
+    private readonly egress?: EgressPolicy,
+  ) {}
 
   /** Scans one batch on a worker; the body's memory moves to the worker (the caller must not reuse it). */
   async scan(schema: Schema, opts: ScanOptions, body: Uint8Array, constants: Record<string, Value>): Promise<ScannedBatch> {
@@ -111,7 +121,8 @@ export class ScanPool {
   private start(): PoolWorker {
     // A small young generation: a thread's garbage is mostly batch bodies, freed sooner by more
     // frequent scavenges (bench:roll: peak RSS 244 MiB against 289 MiB at V8's default, same speed).
-    const worker = new Worker(workerScript(), { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
+    const workerData: ScanThreadData = { egress: this.egress?.entries }
+    const worker = new Worker(workerScript(), { eval: true, workerData, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
     let loaded = () => {}
     const ready = new Promise<void>((resolve) => (loaded = resolve))
     const w: PoolWorker = { worker, jobs: new Map(), ready }

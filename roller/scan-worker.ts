@@ -1,14 +1,16 @@
 // One scan-pool thread (scan-pool.ts, which bundles this file and what it imports into one script):
 // scanners compiled per schema and kept for the next batch; a store client per bucket, kept likewise.
-import { parentPort } from 'node:worker_threads'
+import { parentPort, workerData } from 'node:worker_threads'
 import { BatchUnreadable, Scanner, type ScannedBatch, type ScanOptions } from '../iceberg/ingest/scan.ts'
 import { S3Client, S3Error, type S3Config } from '../iceberg/io/s3.ts'
-import { nodeTransport } from '../iceberg/io/s3-node.ts'
+import { egressAgent } from '../contract/egress-connect.ts'
+import { EgressPolicy, WAREHOUSES } from '../contract/egress-policy.ts'
+import { nodeTransport, useS3Agent } from '../iceberg/io/s3-node.ts'
 import { useS3Transport } from '../iceberg/io/s3-transport.ts'
 import { parseSchema } from '../iceberg/spec/metadata.ts'
 import type { Value } from '../iceberg/spec/types.ts'
 import { receivedMicros, storedRows } from './intake.ts'
-import type { ScanReply } from './scan-pool.ts'
+import type { ScanReply, ScanThreadData } from './scan-pool.ts'
 import { threadCpuNs } from './stage-cpu.ts'
 
 interface ScanJob {
@@ -25,6 +27,9 @@ interface ScanJob {
   cpu?: boolean
 }
 
+// A thread's GETs connect where the roller's own may (the pool passes the roller's policy).
+const { egress } = (workerData ?? {}) as ScanThreadData
+if (egress) useS3Agent(egressAgent(new EgressPolicy(egress, WAREHOUSES)))
 useS3Transport(nodeTransport)
 
 const KEPT = 8

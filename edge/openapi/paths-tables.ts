@@ -20,7 +20,7 @@ export const TABLE_PATHS: Record<string, Record<string, Operation>> = {
       body: CreateWarehouse,
       statuses: {
         201: 'Created',
-        400: `${MALFORMED} (a prefix under _sink or wh); malformed_json`,
+        400: `${MALFORMED} (a prefix under _sink or wh); malformed_json; egress_refused: the endpoint or catalog.uri is a loopback, private or link-local address (or localhost) that LHBOX_WAREHOUSE_ALLOW_HOSTS does not open`,
         409: 'warehouse_exists; warehouse_location_taken: the root (bucket and prefix) equals, lies inside or holds another warehouse’s, of any project',
         503: 'secrets_unavailable: the edge has no LHBOX_SECRETS_KEY to seal a token or credential',
       },

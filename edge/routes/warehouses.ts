@@ -12,6 +12,7 @@ import { randomHex } from '../keys.ts'
 import { jsonBody, text } from '../validate.ts'
 import { storageView } from '../storage.ts'
 import { catalogAuth, type CatalogSecret } from '../../db/catalog-secret.ts'
+import { checkWarehouseUrl, warehouseEgress } from '../warehouse-egress.ts'
 import { claimRoot, defaultPrefix, normalPrefix, prefixProblem } from '../warehouse-roots.ts'
 
 export const WAREHOUSE_NAME = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name is 1–63 chars of a-z 0-9 _ -'))
@@ -103,6 +104,9 @@ export const warehouseRoutes = new Hono<AppEnv>()
     const id = `wh_${randomHex(8)}`
     const problem = body.prefix === undefined ? null : prefixProblem(body.prefix)
     if (problem) throw new ApiError(400, 'invalid_request', problem, { prefix: body.prefix })
+    const egress = warehouseEgress(c.env)
+    if (body.endpoint) checkWarehouseUrl(egress, 'endpoint', body.endpoint)
+    if (body.catalog.type === 'rest') checkWarehouseUrl(egress, 'catalog.uri', body.catalog.uri)
     const bucket = body.bucket ?? c.env.S3_BUCKET
     const prefix = body.prefix === undefined ? defaultPrefix(id) : normalPrefix(body.prefix)
     // The catalog's secrets are sealed apart from it; `catalog` keeps only how it signs in.

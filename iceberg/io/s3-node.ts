@@ -6,11 +6,16 @@
 import { createHash } from 'node:crypto'
 import { Hash } from '@smithy/hash-node'
 import { SignatureV4 } from '@smithy/signature-v4'
-import { Agent, request } from 'undici'
+import { Agent, type Dispatcher, request } from 'undici'
 import { EMPTY_SHA256, type S3Answer, type S3Identity, type S3Transport } from './s3-transport.ts'
 
 /** One pool per process: connections stay open between requests to each origin. */
-let agent: Agent | undefined
+let agent: Dispatcher | undefined
+
+/** An entry point's own agent for every S3Client made after this call (one that checks where it connects). */
+export function useS3Agent(dispatcher: Dispatcher): void {
+  agent = dispatcher
+}
 
 export function nodeTransport(config: S3Identity): S3Transport {
   agent ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 })

@@ -10,7 +10,7 @@ import { lookup } from 'node:dns/promises'
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, type ServerResponse } from 'node:http'
 import { connect, isIP, type AddressInfo, type Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
-import type { EgressPolicy } from './egress-policy.ts'
+import type { EgressPolicy } from '../../contract/egress-policy.ts'
 
 interface Refusal {
   /** What the run asked for: the URL (without its query), or https://host:port for a tunnel. */

@@ -7,7 +7,7 @@ import type { DuckDBConnection, DuckDBResultReader, DuckDBTypeId } from '@duckdb
 import { parquetWriteBuffer } from 'hyparquet-writer'
 import { JSON_COLUMNS_KEY } from '../../iceberg/ingest/parquet-batch.ts'
 import { formatTimestampMicros, formatTimestamptzMicros } from '../../iceberg/spec/temporal.ts'
-import type { EgressPolicy } from './egress-policy.ts'
+import type { EgressPolicy } from '../../contract/egress-policy.ts'
 import { isNested, nestedJson } from './sql-json.ts'
 import { type EgressProxy, startEgressProxy } from './egress-proxy.ts'
 

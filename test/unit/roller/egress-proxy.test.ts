@@ -5,7 +5,7 @@
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EgressPolicy } from '../../../roller/feeds/egress-policy.ts'
+import { EgressPolicy } from '../../../contract/egress-policy.ts'
 import { type EgressProxy, startEgressProxy } from '../../../roller/feeds/egress-proxy.ts'
 
 let origin: Server

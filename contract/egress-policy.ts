@@ -1,7 +1,8 @@
-// Where a SQL sink's run may connect: public addresses only. A tenant's query must not read the
-// roller's own network (the cloud metadata endpoint, the metrics port, internal services), so every
-// address a run would connect to — a literal one, each DNS answer, each redirect's target — is checked
-// here, and refused unless it is public or the operator opened it (LHBOX_SQL_ALLOW_HOSTS).
+// Where a URL a tenant chose may lead: public addresses only. A SQL sink's query (roller/feeds/) and a
+// warehouse's store endpoint or REST catalog (egress-connect.ts: the Node edge and the roller) must not
+// read the operator's network (the cloud metadata endpoint, the metrics port, internal services), so
+// every address they would connect to — a literal one, each DNS answer, each redirect's target — is
+// checked here, and refused unless it is public or the operator opened it (an allow list per purpose).
 import { BlockList, isIP } from 'node:net'
 
 /** Address ranges a run never reaches unless allowed, each with the name an error gives it. */
@@ -73,13 +74,33 @@ export function nonPublicKind(given: string): string | null {
   return null
 }
 
-/** LHBOX_SQL_ALLOW_HOSTS: exact host names, addresses and CIDRs an operator opened (comma-separated). */
+/** Whose URLs a policy checks, and the setting that opens internal hosts to them (refusals name both). */
+export interface EgressPurpose {
+  who: string
+  setting: string
+  opens: string
+}
+
+const SQL_SINKS: EgressPurpose = { who: 'a SQL sink', setting: 'LHBOX_SQL_ALLOW_HOSTS', opens: 'named internal sources' }
+export const WAREHOUSES: EgressPurpose = {
+  who: 'a warehouse’s endpoint or catalog',
+  setting: 'LHBOX_WAREHOUSE_ALLOW_HOSTS',
+  opens: 'named internal stores and catalogs',
+}
+
+/** RFC 6761: these names are loopback wherever they are resolved. */
+const LOOPBACK_NAME = /(^|\.)localhost\.?$/i
+
+/** The setting's exact host names, addresses and CIDRs an operator opened (comma-separated). */
 export class EgressPolicy {
   readonly hosts: ReadonlySet<string>
   private readonly cidrs = new BlockList()
   readonly entries: readonly string[]
+  readonly purpose: EgressPurpose
 
-  constructor(allow: readonly string[] = []) {
+  constructor(allow: readonly string[] = [], purpose: EgressPurpose = SQL_SINKS) {
+    this.purpose = purpose
+    const setting = purpose.setting
     const hosts = new Set<string>()
     for (const entry of allow) {
       const cidr = /^(.+)\/(\d{1,3})$/.exec(entry)
@@ -87,26 +108,30 @@ export class EgressPolicy {
       const family = isIP(net)
       if (family) {
         const prefix = cidr ? Number(cidr[2]) : family === 4 ? 32 : 128
-        if (prefix > (family === 4 ? 32 : 128)) throw new Error(`LHBOX_SQL_ALLOW_HOSTS: ${entry} is not a CIDR`)
+        if (prefix > (family === 4 ? 32 : 128)) throw new Error(`${setting}: ${entry} is not a CIDR`)
         const v4 = embeddedIPv4(net)
         // An allowed IPv4 address is allowed in its IPv6-mapped form too (the check unwraps those).
         if (v4 && prefix >= 96) this.cidrs.addSubnet(v4, prefix - 96, 'ipv4')
         else this.cidrs.addSubnet(net, prefix, family === 4 ? 'ipv4' : 'ipv6')
       } else if (cidr || !/^[a-z0-9._-]+$/i.test(entry)) {
-        throw new Error(`LHBOX_SQL_ALLOW_HOSTS: ${entry} is neither a host name, an address nor a CIDR`)
+        throw new Error(`${setting}: ${entry} is neither a host name, an address nor a CIDR`)
       } else hosts.add(normalHost(entry))
     }
     this.hosts = hosts
     this.entries = [...allow]
   }
 
-  static fromEnv(value: string | undefined): EgressPolicy {
-    return new EgressPolicy(
-      (value ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
+  /**
+   * The setting's list; `operator`: URLs the operator configured (its own store, its edge), whose hosts
+   * are opened too, since they are internal in most deployments.
+   */
+  static fromEnv(value: string | undefined, purpose: EgressPurpose = SQL_SINKS, operator: ReadonlyArray<string | undefined> = []): EgressPolicy {
+    const listed = (value ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+    const own = operator.filter((u): u is string => !!u).map((u) => new URL(u).hostname.replace(/^\[(.*)\]$/, '$1'))
+    return new EgressPolicy([...listed, ...own], purpose)
   }
 
   /**
@@ -117,7 +142,19 @@ export class EgressPolicy {
     const kind = nonPublicKind(address)
     if (kind === null || this.hosts.has(normalHost(host)) || this.allowsAddress(address)) return null
     const via = normalHost(host) === address.toLowerCase() ? '' : ` (${host} resolves to it)`
-    return `${address} is a ${kind} address${via}; a SQL sink reaches public addresses only (LHBOX_SQL_ALLOW_HOSTS opens named internal sources)`
+    const { who, setting, opens } = this.purpose
+    return `${address} is ${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind} address${via}; ${who} reaches public addresses only (${setting} opens ${opens})`
+  }
+
+  /**
+   * What can be refused of a host before any DNS answer (a Worker has none): a literal address, or a
+   * localhost name (127.0.0.1 and ::1, both checked); null for any other name, checked when connecting.
+   */
+  hostRefusal(given: string): string | null {
+    const host = normalHost(given)
+    if (isIP(host.replace(/%.*$/, ''))) return this.refusal(host, host)
+    if (!LOOPBACK_NAME.test(host) || this.hosts.has(host)) return null
+    return this.refusal(host, '127.0.0.1') ?? this.refusal(host, '::1')
   }
 
   private allowsAddress(address: string): boolean {

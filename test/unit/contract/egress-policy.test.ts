@@ -1,7 +1,7 @@
-// The SQL sinks' egress policy: every refused range (IPv4, IPv6, IPv6 forms carrying IPv4), public
-// addresses let through, and what LHBOX_SQL_ALLOW_HOSTS opens — by name, by address, by CIDR.
+// The egress policy: every refused range (IPv4, IPv6, IPv6 forms carrying IPv4), public addresses let
+// through, what LHBOX_SQL_ALLOW_HOSTS opens (by name, by address, by CIDR), and the warehouses' policy.
 import { describe, expect, it } from 'vitest'
-import { EgressPolicy, embeddedIPv4, nonPublicKind } from '../../../roller/feeds/egress-policy.ts'
+import { EgressPolicy, embeddedIPv4, nonPublicKind, WAREHOUSES } from '../../../contract/egress-policy.ts'
 
 const refused: Array<[string, string]> = [
   ['0.0.0.0', 'unspecified'],
@@ -63,7 +63,7 @@ describe('egress policy: the ranges', () => {
   it.each(refused)('%s is %s', (address, kind) => {
     expect(nonPublicKind(address)).toBe(kind)
     expect(new EgressPolicy().refusal(address, address)).toBe(
-      `${address} is a ${kind} address; a SQL sink reaches public addresses only (LHBOX_SQL_ALLOW_HOSTS opens named internal sources)`,
+      `${address} is ${kind === 'unspecified' ? 'an' : 'a'} ${kind} address; a SQL sink reaches public addresses only (LHBOX_SQL_ALLOW_HOSTS opens named internal sources)`,
     )
   })
 
@@ -121,5 +121,39 @@ describe('egress policy: LHBOX_SQL_ALLOW_HOSTS', () => {
     expect(EgressPolicy.fromEnv(undefined).entries).toEqual([])
     expect(EgressPolicy.fromEnv('').refusal('localhost', '::1')).toMatch(/loopback/)
     for (const bad of ['10.0.0.0/33', 'http://x', 'a b', '::1/129', 'host/8']) expect(() => EgressPolicy.fromEnv(bad), bad).toThrow(/LHBOX_SQL_ALLOW_HOSTS/)
+  })
+})
+
+describe('egress policy: warehouses (LHBOX_WAREHOUSE_ALLOW_HOSTS)', () => {
+  const policy = EgressPolicy.fromEnv('catalog.internal,10.1.0.0/16', WAREHOUSES, ['http://s3.internal:7070', undefined, 'http://[fd00::7]:9464/sql/check'])
+
+  it('names its own setting in refusals and errors', () => {
+    expect(policy.refusal('store.example', '192.168.0.9')).toMatch(
+      /^192\.168\.0\.9 is a private address \(store\.example resolves to it\); a warehouse’s endpoint or catalog reaches public addresses only \(LHBOX_WAREHOUSE_ALLOW_HOSTS opens/,
+    )
+    expect(() => EgressPolicy.fromEnv('http://x', WAREHOUSES)).toThrow(/^LHBOX_WAREHOUSE_ALLOW_HOSTS: http:\/\/x is neither/)
+  })
+
+  it('opens the hosts of the operator’s own URLs (a name, a bracketed IPv6 address) beside the listed ones', () => {
+    expect(policy.refusal('s3.internal', '172.18.0.3')).toBeNull()
+    expect(policy.refusal('fd00::7', 'fd00::7')).toBeNull()
+    expect(policy.refusal('catalog.internal', '10.9.9.9')).toBeNull()
+    expect(policy.refusal('x', '10.1.2.3')).toBeNull()
+    expect(policy.refusal('other.internal', '172.18.0.4')).toMatch(/private/)
+  })
+
+  it('refuses before DNS what it can: literal addresses and localhost names; other names wait for the connection', () => {
+    expect(policy.hostRefusal('127.0.0.2')).toMatch(/^127\.0\.0\.2 is a loopback address;/)
+    expect(policy.hostRefusal('[::1]')).toMatch(/^::1 is a loopback address;/)
+    expect(policy.hostRefusal('[::ffff:169.254.169.254]')).toMatch(/cloud metadata/)
+    expect(policy.hostRefusal('169.254.169.254')).toMatch(/cloud metadata/)
+    expect(policy.hostRefusal('LOCALHOST.')).toMatch(/^127\.0\.0\.1 is a loopback address \(localhost resolves to it\)/)
+    expect(policy.hostRefusal('minio.localhost')).toMatch(/loopback/)
+    expect(policy.hostRefusal('10.1.0.5')).toBeNull()
+    expect(policy.hostRefusal('s3.internal')).toBeNull()
+    expect(policy.hostRefusal('anything.example')).toBeNull()
+    expect(policy.hostRefusal('93.184.216.34')).toBeNull()
+    expect(new EgressPolicy(['localhost'], WAREHOUSES).hostRefusal('localhost')).toBeNull()
+    expect(new EgressPolicy(['127.0.0.0/8', '::1'], WAREHOUSES).hostRefusal('localhost')).toBeNull()
   })
 })
