@@ -38,7 +38,7 @@ export const CACHE_DIR = process.env.LHBOX_CACHE ?? join(homedir(), '.cache', 'l
 const VERSITYGW_VERSION = 'v1.8.0'
 
 /** Builds versitygw with `go install` into the cache once; later runs reuse it. */
-async function ensureVersitygw(): Promise<string> {
+export async function ensureVersitygw(): Promise<string> {
   const bin = join(CACHE_DIR, 'bin', 'versitygw')
   if (existsSync(bin)) return bin
   const env = { ...process.env, GOBIN: join(CACHE_DIR, 'bin'), GOPATH: join(CACHE_DIR, 'go'), GOMODCACHE: join(CACHE_DIR, 'go', 'mod'), GOFLAGS: '-mod=mod' }

@@ -1,4 +1,6 @@
-// Prints the plain closing line CI reads: "N passed, N failed, N skipped".
+// Prints the plain closing line CI reads: "N passed, N failed, N skipped". Under test/run.ts (one
+// vitest per lane) it writes its counts to LHBOX_TEST_COUNTS instead, and the runner prints the line.
+import { writeFileSync } from 'node:fs'
 import type { Reporter, TestModule } from 'vitest/node'
 
 export default class ClosingLine implements Reporter {
@@ -19,6 +21,8 @@ export default class ClosingLine implements Reporter {
     failed += errors.length
     // A run that failed outside any test (a global setup that threw) still counts as failed.
     if (reason !== 'passed' && failed === 0) failed = 1
-    process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`)
+    const countsFile = process.env.LHBOX_TEST_COUNTS
+    if (countsFile) writeFileSync(countsFile, JSON.stringify({ passed, failed, skipped }))
+    else process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`)
   }
 }

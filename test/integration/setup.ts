@@ -21,8 +21,9 @@ export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'lhbox-test-'))
   const secret = `test-secret-${Math.random().toString(36).slice(2)}`
   const secretsKey = newSecretsKey()
-  // Every roller of the run (the stack's service and the tests' children) starts from one bundle.
-  process.env[ROLLER_BUNDLE_ENV] = await buildRollerBundle()
+  // Every roller of the run (the stack's service and the tests' children) starts from one bundle
+  // (test/run.ts builds it once for both lanes: not rewritten here while the other lane runs it).
+  process.env[ROLLER_BUNDLE_ENV] ??= await buildRollerBundle()
   // Its ports (LHBOX_DEV_PORT's layout) in a run checked free, below the ephemeral range: no connection
   // of the run takes one while the servers start (see test/support/ports.ts).
   const basePort = await freePortRun(Object.keys(await stackPorts(1)).length)

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { freePort } from '../../dev/ports.ts'
+import { laneOf } from '../lanes.ts'
 
 /**
  * host:port where nothing listens: port 1 is privileged (no server of the tests binds it, an unprivileged
@@ -50,9 +51,21 @@ export function freePortRun(length: number): Promise<number> {
   return serially(() => searchRun(length))
 }
 
-async function searchRun(length: number): Promise<number> {
+/**
+ * The part of [10000, the ephemeral range) this process searches: the lower half for lane 1, the upper
+ * for lane 2 (test/lanes.ts), so that the two lanes' servers never pick one port; all of it otherwise.
+ */
+function searchRange(length: number): { low: number; top: number } {
   const low = 10_000
   const top = Math.min(ephemeralLow(), 32_768) - length
+  const lane = laneOf()
+  if (lane === undefined) return { low, top }
+  const mid = Math.floor((low + top) / 2)
+  return lane === 1 ? { low, top: mid - length } : { low: mid, top }
+}
+
+async function searchRun(length: number): Promise<number> {
+  const { low, top } = searchRange(length)
   if (top <= low) throw new Error(`no room below the ephemeral range (it starts at ${ephemeralLow()}) for ${length} ports`)
   for (let tries = 0; tries < 500; tries++) {
     const base = low + Math.floor(Math.random() * (top - low))
