@@ -4,6 +4,8 @@ import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { apiKeys, warehouses } from '../db/schema.ts'
+import type { TableIdentifier } from '../iceberg/catalog/index.ts'
+import { ns as tableNamespace, TABLE_ROWS } from '../iceberg/catalog/sql.ts'
 import { ApiError } from './errors.ts'
 import type { AppEnv, Principal } from './env.ts'
 import { API_KEY, SEND_KEY, levelAtLeast, sha256Hex, timingSafeEqual, type Level } from './keys.ts'
@@ -15,29 +17,41 @@ export function bearer(header: string | undefined): string | null {
 
 const unauthorized = () => new ApiError(401, 'unauthorized', 'send a valid API key as Authorization: Bearer al_key_…')
 
+/** What a REST catalog path names besides the key: its warehouse (the prefix) and, for a table's GET, the table. */
+export interface PathRead {
+  warehouseId: string
+  table?: TableIdentifier
+}
+
 /**
- * An API key's row by id. With `warehouseId`, that warehouse of the key's project is read in the same
- * statement and kept for the route (c.var.warehouseRead: a round trip fewer on a Worker's connection);
- * it serves only once the key is checked, as the route runs only then.
+ * An API key's row by id. With `at`, that warehouse of the key's project (and the table's current
+ * metadata location in it) is read in the same statement and kept for the route (c.var.warehouseRead:
+ * a round trip fewer on a Worker's connection); it serves only once the key is checked, as the route runs only then.
  */
-export async function keyRow(c: Context<AppEnv>, keyId: string, warehouseId?: string): Promise<typeof apiKeys.$inferSelect | undefined> {
+export async function keyRow(c: Context<AppEnv>, keyId: string, at?: PathRead): Promise<typeof apiKeys.$inferSelect | undefined> {
   const db = await c.var.db()
-  if (warehouseId === undefined) return (await db.select().from(apiKeys).where(eq(apiKeys.id, keyId)).limit(1))[0]
+  if (at === undefined) return (await db.select().from(apiKeys).where(eq(apiKeys.id, keyId)).limit(1))[0]
+  const table = at.table
+  // catalog_name is the warehouse's id (edge/catalogs.ts sqlCatalogName): null, so no row, unless the key's project has it.
+  const location = table
+    ? sql<string | null>`(select metadata_location from iceberg_tables where catalog_name = ${warehouses.id}
+        and table_namespace = ${tableNamespace(table.namespace)} and table_name = ${table.name} and ${sql.raw(TABLE_ROWS)})`
+    : sql<null>`null`
   const [r] = await db
-    .select({ key: apiKeys, warehouse: warehouses })
+    .select({ key: apiKeys, warehouse: warehouses, location })
     .from(apiKeys)
-    .leftJoin(warehouses, and(eq(warehouses.projectId, apiKeys.projectId), eq(warehouses.id, warehouseId)))
+    .leftJoin(warehouses, and(eq(warehouses.projectId, apiKeys.projectId), eq(warehouses.id, at.warehouseId)))
     .where(eq(apiKeys.id, keyId))
     .limit(1)
-  if (r) c.set('warehouseRead', { id: warehouseId, row: r.warehouse })
+  if (r) c.set('warehouseRead', { id: at.warehouseId, row: r.warehouse, ...(table ? { table: { id: table, location: r.location } } : {}) })
   return r?.key
 }
 
-/** Who an API key is: its row's id, project and level; null for an unknown, wrong or revoked key (answered alike). `warehouseId`: see keyRow. */
-export async function keyPrincipal(c: Context<AppEnv>, token: string, warehouseId?: string): Promise<Principal | null> {
+/** Who an API key is: its row's id, project and level; null for an unknown, wrong or revoked key (answered alike). `at`: see keyRow. */
+export async function keyPrincipal(c: Context<AppEnv>, token: string, at?: PathRead): Promise<Principal | null> {
   const m = API_KEY.exec(token)
   if (!m) return null
-  const row = await keyRow(c, m[1], warehouseId)
+  const row = await keyRow(c, m[1], at)
   const hash = await sha256Hex(token)
   // Compare even when the row is missing, so timing says nothing about which ids exist.
   const matches = timingSafeEqual(hash, row?.keySha256 ?? '0'.repeat(64))

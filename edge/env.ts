@@ -1,6 +1,7 @@
 // The Worker's bindings (wrangler.toml [vars] and secrets) and per-request variables.
 import type { EdgeDb } from '../db/edge.ts'
 import type { warehouses } from '../db/schema.ts'
+import type { TableIdentifier } from '../iceberg/catalog/index.ts'
 import type { Level } from './keys.ts'
 import type { SendLimiter } from './limits/limiter.ts'
 import type { LimitsEnv } from './limits/settings.ts'
@@ -58,8 +59,11 @@ interface Vars {
   /** The request's database, connected on first use and closed after the response. */
   db: () => Promise<EdgeDb>
   principal: Principal
-  /** The warehouse a REST catalog path names, read with the caller's key (edge/auth.ts keyRow); null: none of the key's project. */
-  warehouseRead?: { id: string; row: typeof warehouses.$inferSelect | null }
+  /**
+   * The warehouse a REST catalog path names, read with the caller's key (edge/auth.ts keyRow); null: none
+   * of the key's project. For a table's GET also the table's metadata location then (null: no such table).
+   */
+  warehouseRead?: { id: string; row: typeof warehouses.$inferSelect | null; table?: { id: TableIdentifier; location: string | null } }
   /**
    * Work that may finish after the response (waitUntil); the connection closes after it. A function is
    * started only once the answer is ready: on a Worker's one connection, work already started queues

@@ -45,7 +45,7 @@ async function serve(c: Context<AppEnv>, url: URL): Promise<Response> {
   const sha = c.req.header('x-amz-content-sha256') ?? ''
   if (sha.startsWith('STREAMING-')) throw new S3Refusal(501, 'NotImplemented', 'aws-chunked uploads are not served here: send the body whole')
   // The key is looked up again on each request, with its warehouse (one statement): revoking it ends its credentials.
-  const key = await keyRow(c, claims.keyId, claims.warehouseId)
+  const key = await keyRow(c, claims.keyId, { warehouseId: claims.warehouseId })
   const w = c.var.warehouseRead?.row
   if (!key || key.revokedAt || !w) throw new S3Refusal(403, 'AccessDenied', 'the API key behind these credentials is revoked, or its warehouse is gone')
   const access = claims.access === 'write' && accessOf(key.level as Level) === 'write' ? 'write' : 'read'

@@ -99,11 +99,15 @@ export async function listTables(c: Context<AppEnv>) {
 export async function loadTable(c: Context<AppEnv>) {
   const id = tableParam(c)
   const { warehouse, catalog } = await warehouseCatalogAt(c)
+  // The table's row as the key's statement read it (edge/auth.ts keyRow), when it read this table.
+  const read = c.var.warehouseRead?.table
+  const readHere = read !== undefined && read.id.name === id.name && read.id.namespace.join('\x1f') === id.namespace.join('\x1f')
   if (c.req.method === 'HEAD') {
-    if (!(await catalog.tableExists(id))) throw new IcebergError(404, 'NoSuchTableException', `Table does not exist: ${named(id)}`)
+    if (!(readHere ? read.location !== null : await catalog.tableExists(id)))
+      throw new IcebergError(404, 'NoSuchTableException', `Table does not exist: ${named(id)}`)
     return c.body(null, 204)
   }
-  const table = await catalog.loadTable(id)
+  const table = readHere ? await catalog.loadTableAt(id, read.location) : await catalog.loadTable(id)
   const mode = c.req.query('snapshots')
   // A metadata file never changes: its location (and the snapshots asked for) names the answer, with
   // the caller's storage access (accessTag: its level, keys asked for, a token young enough).

@@ -39,7 +39,10 @@ export interface MetadataFile {
 }
 
 /** A namespace as the rows hold it: levels joined by dots, as PyIceberg's SqlCatalog and Java's JdbcCatalog write it. */
-const ns = (namespace: string[]) => namespace.join('.')
+export const ns = (namespace: string[]) => namespace.join('.')
+
+/** The rows of iceberg_tables that are tables (views have iceberg_type VIEW; rows older than the column have none). */
+export const TABLE_ROWS = `(iceberg_type = 'TABLE' or iceberg_type is null)`
 
 function metadataFileLocation(tableLocation: string, version: number): string {
   return `${tableLocation}/metadata/${String(version).padStart(5, '0')}-${crypto.randomUUID()}.metadata.json`
@@ -83,7 +86,7 @@ export class SqlCatalog implements Catalog {
     if (!(await this.namespaces.exists(namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${ns(namespace)}`)
     const { rows } = await this.opts.sql.query(
       `select table_name from iceberg_tables where catalog_name = $1 and table_namespace = $2
-       and (iceberg_type = 'TABLE' or iceberg_type is null) order by table_name`,
+       and ${TABLE_ROWS} order by table_name`,
       [this.name, ns(namespace)],
     )
     return rows.map((r) => ({ namespace, name: String(r.table_name) }))
@@ -103,10 +106,19 @@ export class SqlCatalog implements Catalog {
     return this.loadAt(id, await this.currentLocation(id))
   }
 
+  /**
+   * The table as its row read elsewhere said it was: `metadataLocation` from iceberg_tables (TABLE_ROWS)
+   * in a statement of the caller's own, or null where that statement found no row (NoSuchTable).
+   */
+  async loadTableAt(id: TableIdentifier, metadataLocation: string | null): Promise<LoadedTable> {
+    if (!metadataLocation) throw new NoSuchTable(`Table does not exist: ${ns(id.namespace)}.${id.name}`)
+    return this.loadAt(id, metadataLocation)
+  }
+
   private async currentLocation(id: TableIdentifier): Promise<string> {
     const { rows } = await this.opts.sql.query(
       `select metadata_location from iceberg_tables where catalog_name = $1 and table_namespace = $2 and table_name = $3
-       and (iceberg_type = 'TABLE' or iceberg_type is null)`,
+       and ${TABLE_ROWS}`,
       [this.name, ns(id.namespace), id.name],
     )
     if (rows.length === 0 || !rows[0].metadata_location) throw new NoSuchTable(`Table does not exist: ${ns(id.namespace)}.${id.name}`)
@@ -219,7 +231,7 @@ export class SqlCatalog implements Catalog {
   async dropTable(id: TableIdentifier): Promise<void> {
     const res = await this.opts.sql.query(
       `delete from iceberg_tables where catalog_name = $1 and table_namespace = $2 and table_name = $3
-       and (iceberg_type = 'TABLE' or iceberg_type is null)`,
+       and ${TABLE_ROWS}`,
       [this.name, ns(id.namespace), id.name],
     )
     if (res.rowCount !== 1) throw new NoSuchTable(`Table does not exist: ${ns(id.namespace)}.${id.name}`)
@@ -230,7 +242,7 @@ export class SqlCatalog implements Catalog {
     if (!(await this.namespaces.exists(to.namespace))) throw new NoSuchNamespace(`Namespace does not exist: ${ns(to.namespace)}`)
     const res = await this.opts.sql.query(
       `update iceberg_tables set table_namespace = $4, table_name = $5
-       where catalog_name = $1 and table_namespace = $2 and table_name = $3 and (iceberg_type = 'TABLE' or iceberg_type is null)
+       where catalog_name = $1 and table_namespace = $2 and table_name = $3 and ${TABLE_ROWS}
        and not exists (select 1 from iceberg_tables where catalog_name = $1 and table_namespace = $4 and table_name = $5)`,
       [this.name, ns(from.namespace), from.name, ns(to.namespace), to.name],
     )
