@@ -1,6 +1,13 @@
 // The soak's producers: each sends batches to its sinks in turn, as a device or an agent would — retries with
 // the same Idempotency-Key and body until it gets a 2xx, replays some acknowledged batches, and mixes
 // in bad rows. What each 2xx acknowledged is recorded, so the end can check every table against it.
+import { Agent, fetch } from 'undici'
+
+// workerd's HTTP server (wrangler dev's here; kj's HttpServerSettings.pipelineTimeout) closes a
+// keep-alive connection idle for 5 s, and undici keeps one for 4 s by default: a producer whose event
+// loop stalls a second can write onto a connection the server has just closed ("other side closed",
+// cloudflare/workers-sdk#14641). The client must be the side that closes: after 2 s here.
+const dispatcher = new Agent({ keepAliveTimeout: 2_000, keepAliveMaxTimeout: 2_000 })
 
 /** One sink of the soak and what its acknowledged batches say the table and rejects must hold. */
 export interface SoakSink {
@@ -98,6 +105,7 @@ async function post(apiUrl: string, sink: SoakSink, batch: Batch): Promise<{ sta
       headers: { authorization: `Bearer ${sink.sendKey}`, 'idempotency-key': batch.id, 'content-type': 'application/json' },
       body: batch.body,
       signal: AbortSignal.timeout(30_000),
+      dispatcher,
     })
     return { status: res.status, body: await res.text() }
   } catch (err) {
