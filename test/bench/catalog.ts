@@ -2,10 +2,12 @@
 // REST fixture (iceberg-open-api's RESTCatalogServer, dev/rest-catalog.ts, with the JVM's full JIT as an
 // operator runs it), on the same table: load-table and commit latency (issue 28's bench).
 //
-//   npm run bench:catalog [-- --snapshots N] [--loads K] [--commits K] [--edge workerd|node]
+//   npm run bench:catalog [-- --snapshots N] [--loads K] [--commits K] [--edge miniflare|workerd|node]
 //
-// One private stack (Postgres, versitygw, the edge under wrangler dev — or the Node edge with
-// --edge node), and the fixture with its SQLite catalog and its data in the same versitygw bucket.
+// One private stack (Postgres, versitygw, and the edge: by default the Worker's bundle in workerd
+// through Miniflare, without wrangler dev's proxy hop, which Cloudflare does not have (miniflare-edge.ts);
+// under wrangler dev with --edge workerd; the Node edge with --edge node), and the fixture with its
+// SQLite catalog and its data in the same versitygw bucket.
 // Set-up (untimed): through PyIceberg's RestCatalog, the same calls on both (catalog_tables.py): a
 // namespace and a table {id long, name string} with N (20) appends of 10 rows. Then a warm-up on each
 // (200 loads, 20 commits: the JVM's JIT and workerd's isolate warm), and BENCH_RUNS (3) runs, the
@@ -26,6 +28,7 @@ import { parse } from 'lossless-json'
 import { freePort } from '../../dev/ports.ts'
 import { startChild, waitFor } from '../../dev/process.ts'
 import { startRestCatalog } from '../../dev/rest-catalog.ts'
+import { startMiniflareEdge } from './miniflare-edge.ts'
 import { ensureVenv, runPython, s3Args } from '../support/python.ts'
 import { benchStack, fmt } from './common.ts'
 import { BENCH_DIR, envInt, loadText, median, runBench, startBench } from './harness.ts'
@@ -35,7 +38,7 @@ const { values: opts } = parseArgs({
     snapshots: { type: 'string', default: '20' },
     loads: { type: 'string', default: '200' },
     commits: { type: 'string', default: '50' },
-    edge: { type: 'string', default: 'workerd' },
+    edge: { type: 'string', default: 'miniflare' },
   },
 })
 const SNAPSHOTS = Number(opts.snapshots)
@@ -43,7 +46,7 @@ const LOADS = Number(opts.loads)
 const COMMITS = Number(opts.commits)
 const RUNS = envInt('BENCH_RUNS', 3)
 if (![SNAPSHOTS, LOADS, COMMITS].every((n) => Number.isSafeInteger(n) && n > 0)) throw new Error('--snapshots, --loads, --commits: positive integers')
-if (opts.edge !== 'workerd' && opts.edge !== 'node') throw new Error(`--edge ${opts.edge}: workerd or node`)
+if (!['workerd', 'miniflare', 'node'].includes(opts.edge)) throw new Error(`--edge ${opts.edge}: workerd, miniflare or node`)
 const TABLE = 'bench.events'
 const WARM_LOADS = 200
 const WARM_COMMITS = 20
@@ -130,6 +133,11 @@ await runBench(b, async () => {
     b.cleanup.add(() => child.stop())
     edgeUrl = `http://127.0.0.1:${port}`
     await waitFor('the Node edge', async () => (await fetch(`${edgeUrl}/healthz`)).ok, 30_000, child)
+  }
+  if (opts.edge === 'miniflare') {
+    const edge = await startMiniflareEdge(await freePort(), stack.edgeVars)
+    b.cleanup.add(() => edge.stop())
+    edgeUrl = edge.url
   }
   const fixturePort = await freePort()
   // The fixture as an operator runs it: the full JIT (not the tests' quick-start flags), the same heap.
